@@ -1,0 +1,7 @@
+"""linkpatrol: a website link checker with a memory."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,3 @@
+from linkpatrol.cli import main
+
+raise SystemExit(main())

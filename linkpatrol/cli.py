@@ -1,0 +1,286 @@
+"""The ``linkpatrol`` command: parses options and calls the library, nothing more."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from linkpatrol import __version__
+from linkpatrol.config import (
+    DEFAULT_CONFIG,
+    FORMATS,
+    REDIRECT_MODES,
+    SiteSettings,
+    build_settings,
+    convert_option,
+    field_for,
+    load_file,
+)
+from linkpatrol.model import ExitCode, LinkpatrolError
+from linkpatrol.report import Report, build_report, render
+from linkpatrol.store import open_store
+
+# option dest -> config key, for the options that take a value
+_VALUE_OPTIONS = (
+    "db",
+    "concurrency",
+    "per_host",
+    "delay",
+    "timeout",
+    "retries",
+    "max_size",
+    "max_depth",
+    "max_urls",
+    "max_requests",
+    "max_time",
+    "redirects",
+    "user_agent",
+    "from",
+    "recheck_good",
+    "follow_ghost",
+    "report_after",
+    "accept",
+    "warn",
+    "broken",
+    "hooks",
+    "format",
+    "output",
+    "log",
+    "parse_workers",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2, like every other usage error
+        self.exit(ExitCode.USAGE, f"linkpatrol: {message} (see linkpatrol --help)\n")
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, help="report format (default: text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    p.add_argument(
+        "--xref",
+        action="store_true",
+        default=None,
+        help="add the full cross-reference: for every URL, what links to it and what it links to",
+    )
+    p.add_argument(
+        "--report-after",
+        metavar="DURATION",
+        help="report a broken URL only once it has failed for longer than this (default 0)",
+    )
+    p.add_argument(
+        "--redirects",
+        choices=REDIRECT_MODES,
+        help="follow: a redirect is a page with one link (default); report: also list as warnings",
+    )
+    p.add_argument("--config", metavar="FILE", help=f"configuration file (default: ./{DEFAULT_CONFIG})")
+    p.add_argument("--db", metavar="PATH", help="the memory database (default: linkpatrol.db)")
+    p.add_argument("-q", "--quiet", action="store_true", default=None, help="only the report")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="linkpatrol",
+        description="A website link checker with a memory.",
+    )
+    parser.add_argument("--version", action="version", version=f"linkpatrol {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    check = commands.add_parser(
+        "check", help="crawl from the start URLs, check every link, report the broken ones"
+    )
+    check.add_argument("urls", nargs="*", metavar="URL", help="start URLs (or 'start' in config)")
+    _add_report_options(check)
+    check.add_argument(
+        "--site",
+        action="append",
+        metavar="PREFIX",
+        help="URLs under PREFIX are part of the site and parsed (repeatable)",
+    )
+    add = check.add_argument
+    add("--concurrency", metavar="N", help="requests in flight at once (default 64)")
+    add("--per-host", metavar="N", help="requests in flight to one host (default 8)")
+    add("--delay", metavar="DURATION", help="pause between requests to one host (default 0)")
+    add("--timeout", metavar="DURATION", help="per-request timeout (default 15s)")
+    add("--retries", metavar="N", help="retries of transient failures (default 2)")
+    add("--max-size", metavar="SIZE", help="largest HTML page read (default 10MB)")
+    add("--max-depth", metavar="N", help="most path segments in a URL requested (default 20)")
+    add("--max-urls", metavar="N", help="most URLs in one pass (default 100000)")
+    add("--max-requests", metavar="N", help="stop after N requests (exit 3; resumable)")
+    add("--max-time", metavar="DURATION", help="stop after this long, e.g. 90m (exit 3)")
+    add("--no-robots", action="store_true", default=None, help="ignore robots.txt (impolite)")
+    add("--user-agent", metavar="UA", help=f"User-Agent (default linkpatrol/{__version__})")
+    add("--from", metavar="EMAIL", help="operator's e-mail address, sent as the From header")
+    add(
+        "--recheck-good",
+        metavar="DURATION",
+        help="trust a URL found good more recently than this (default 0)",
+    )
+    add(
+        "--follow-ghost",
+        metavar="DURATION",
+        help="follow a failing page's remembered links this long after it was good (default 7d)",
+    )
+    add("--accept", metavar="STATUSES", help="statuses that are ok, e.g. 200-299,999")
+    add("--warn", metavar="STATUSES", help="statuses that are warnings (default 401,403,429,999)")
+    add("--broken", metavar="STATUSES", help="statuses that are always broken")
+    add("--hooks", metavar="FILE", help="Python file defining action(url) and/or rewrite(url)")
+    add("-v", "--verbose", action="count", default=None, help="-v: a line per URL; -vv: debug")
+    add("--log", metavar="FILE", help="append timestamped lines of what was requested and why")
+    add(
+        "--no-progress",
+        action="store_true",
+        default=None,
+        help="no live progress display even on a terminal",
+    )
+    add("--parse-workers", metavar="N", help="parser processes (default: one per core)")
+
+    report = commands.add_parser("report", help="print the last pass's report from the memory")
+    _add_report_options(report)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> SiteSettings:
+    config_path = args.config
+    file_values: dict[str, Any] = {}
+    if config_path:
+        file_values = load_file(Path(config_path))
+    elif Path(DEFAULT_CONFIG).is_file():
+        file_values = load_file(Path(DEFAULT_CONFIG))
+    cli: dict[str, Any] = {}
+    for key in _VALUE_OPTIONS:
+        value = getattr(args, key, None)
+        if value is not None:
+            cli[field_for(key)] = convert_option(key, value)
+    if getattr(args, "urls", None):
+        cli["start_urls"] = tuple(args.urls)
+    if getattr(args, "site", None):
+        cli["sites"] = tuple(args.site)
+    if getattr(args, "no_robots", None):
+        cli["robots"] = False
+    if args.xref:
+        cli["xref"] = True
+    if args.quiet:
+        cli["quiet"] = True
+    if getattr(args, "verbose", None):
+        cli["verbose"] = min(2, args.verbose)
+    if getattr(args, "no_progress", None):
+        cli["progress"] = False
+    return build_settings(file_values, cli)
+
+
+def _emit(report: Report, settings: SiteSettings) -> None:
+    if settings.quiet and report.complete and not report.broken and settings.format == "text":
+        return
+    text = render(report, settings.format)
+    if settings.output:
+        try:
+            Path(settings.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise LinkpatrolError(f"{settings.output}: cannot write report: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _exit_code(report: Report) -> ExitCode:
+    if not report.complete:
+        return ExitCode.STOPPED
+    return ExitCode.BROKEN if report.broken else ExitCode.CLEAN
+
+
+def _run_check(settings: SiteSettings) -> ExitCode:
+    from linkpatrol.crawl import Crawl
+    from linkpatrol.progress import ConsoleObserver
+
+    if not settings.start_urls:
+        raise LinkpatrolError("no start URL: give one or more URLs, or 'start' in the config")
+    observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
+    if not settings.robots:
+        observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
+    store = open_store(settings.db, crawl=True)
+    try:
+        crawl = Crawl(settings, store, observer)
+        result = asyncio.run(_with_signals(crawl, observer))
+        report = build_report(
+            store,
+            result.pass_info,
+            report_after=settings.report_after,
+            redirects_as_warnings=settings.redirects == "report",
+            xref=settings.xref,
+        )
+    finally:
+        observer.close()
+        store.close()
+    _emit(report, settings)
+    return _exit_code(report)
+
+
+async def _with_signals(crawl: Any, observer: Any) -> Any:
+    loop = asyncio.get_running_loop()
+    received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        if len(received) > 1 and signum == signal.SIGINT:
+            sys.stderr.write(
+                "linkpatrol: stopped at once; the memory is consistent, run again to resume\n"
+            )
+            os._exit(ExitCode.STOPPED)
+        observer.note(f"{signal.Signals(signum).name}: stopping, saving, writing the report")
+        crawl.stop(signal.Signals(signum).name)
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        return await crawl.run()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+
+
+def _wants_progress(settings: SiteSettings) -> bool:
+    if settings.quiet or settings.verbose or settings.progress is False:
+        return False
+    return sys.stdout.isatty() and sys.stderr.isatty()
+
+
+def _run_report(settings: SiteSettings) -> ExitCode:
+    store = open_store(settings.db, crawl=False)
+    try:
+        report = build_report(
+            store,
+            report_after=settings.report_after,
+            redirects_as_warnings=settings.redirects == "report",
+            xref=settings.xref,
+        )
+    finally:
+        store.close()
+    _emit(report, settings)
+    return _exit_code(report)
+
+
+def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
+    err = stderr or sys.stderr
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(err)
+        return ExitCode.USAGE
+    try:
+        settings = _settings(args)
+        if args.command == "check":
+            return _run_check(settings)
+        return _run_report(settings)
+    except LinkpatrolError as exc:
+        err.write(f"linkpatrol: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.write("linkpatrol: interrupted\n")
+        return ExitCode.STOPPED

@@ -1,0 +1,384 @@
+"""Settings: defaults, the TOML configuration file, and the command line, merged in that order.
+
+Every command-line option has a configuration key of the same name (``max-depth`` or
+``max_depth``); the command line wins over the file, the file over the defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from linkpatrol import __version__
+from linkpatrol.model import Action, ConfigError
+
+DEFAULT_CONFIG = "linkpatrol.toml"
+
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from '90m', '1d', '2h30m', '45s', '1.5h' or a plain number of seconds."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a duration: {text!r}")
+    if isinstance(text, int | float):
+        if text < 0:
+            raise ValueError(f"negative duration: {text!r}")
+        return float(text)
+    spec = text.strip().lower()
+    pos, total = 0, 0.0
+    if not spec:
+        raise ValueError("empty duration")
+    while pos < len(spec):
+        m = _DURATION_RE.match(spec, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 15m, 2h, 7d)")
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+        pos = m.end()
+        while pos < len(spec) and spec[pos] == " ":
+            pos += 1
+    return total
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from '10MB', '512k', '1G' or a plain number."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a size: {text!r}")
+    if isinstance(text, int):
+        if text <= 0:
+            raise ValueError(f"size must be positive: {text}")
+        return text
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*", text.lower())
+    if not m:
+        raise ValueError(f"not a size: {text!r} (use e.g. 10MB, 512KB)")
+    factor = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2)]
+    value = int(float(m.group(1)) * factor)
+    if value <= 0:
+        raise ValueError(f"size must be positive: {text!r}")
+    return value
+
+
+def parse_status_list(items: list[Any] | str) -> frozenset[int]:
+    """HTTP statuses from [200, "300-399", "999"] or "200,300-399"."""
+    if isinstance(items, str):
+        items = [part for part in items.split(",") if part.strip()]
+    statuses: set[int] = set()
+    for item in items:
+        if isinstance(item, bool):
+            raise ValueError(f"not an HTTP status: {item!r}")
+        if isinstance(item, int):
+            statuses.add(item)
+            continue
+        if not isinstance(item, str):
+            raise ValueError(f"not an HTTP status: {item!r}")
+        m = re.fullmatch(r"\s*(\d{3})\s*(?:-\s*(\d{3})\s*)?", item)
+        if not m:
+            raise ValueError(f"not an HTTP status or range: {item!r}")
+        low = int(m.group(1))
+        high = int(m.group(2) or low)
+        if high < low:
+            raise ValueError(f"empty status range: {item!r}")
+        statuses.update(range(low, high + 1))
+    for status in statuses:
+        if not 100 <= status <= 999:
+            raise ValueError(f"not an HTTP status: {status}")
+    return frozenset(statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One ordered ``[[rule]]``: URLs matching it get its action."""
+
+    kind: str  # "prefix" | "glob" | "regex"
+    pattern: str
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """One ordered ``[[rewrite]]``: ``re.sub(regex, replace, url)``."""
+
+    regex: str
+    replace: str
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSettings:
+    """Everything that decides what the crawl does; plain data, so worker processes get a copy."""
+
+    start_urls: tuple[str, ...] = ()
+    sites: tuple[str, ...] = ()
+    db: str = "linkpatrol.db"
+    concurrency: int = 64
+    per_host: int = 8
+    delay: float = 0.0
+    timeout: float = 15.0
+    retries: int = 2
+    max_size: int = 10 * 1024 * 1024
+    max_depth: int = 20
+    max_urls: int = 100_000
+    max_requests: int = 0
+    max_time: float = 0.0
+    redirects: str = "follow"
+    robots: bool = True
+    user_agent: str = f"linkpatrol/{__version__}"
+    from_email: str | None = None
+    recheck_good: float = 0.0
+    follow_ghost: float = 7 * 86400.0
+    report_after: float = 0.0
+    accept: frozenset[int] = frozenset(range(200, 300))
+    warn: frozenset[int] = frozenset({401, 403, 429, 999})
+    broken: frozenset[int] = frozenset()
+    rules: tuple[Rule, ...] = ()
+    rewrites: tuple[Rewrite, ...] = ()
+    hooks: str | None = None
+    format: str = "text"
+    output: str | None = None
+    xref: bool = False
+    quiet: bool = False
+    verbose: int = 0
+    log: str | None = None
+    progress: bool | None = None
+    parse_workers: int = 0
+
+
+FORMATS = ("text", "json")
+REDIRECT_MODES = ("follow", "report")
+
+# key -> (converter, settings field); converters raise ValueError with a readable reason
+_SCALAR_KEYS: dict[str, tuple[Any, str]] = {}
+
+
+def _int(lo: int, hi: int | None = None) -> Any:
+    def convert(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.strip().isdigit():
+                value = int(value)
+            else:
+                raise ValueError(f"expected a whole number, got {value!r}")
+        if value < lo or (hi is not None and value > hi):
+            bound = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
+            raise ValueError(f"must be {bound}, got {value}")
+        return int(value)
+
+    return convert
+
+
+def _float_seconds(value: Any) -> float:
+    return parse_duration(value)
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
+def _choice(*choices: str) -> Any:
+    def convert(value: Any) -> str:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return str(value)
+
+    return convert
+
+
+def _str_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+_SCALAR_KEYS.update(
+    {
+        "start": (_str_list, "start_urls"),
+        "site": (_str_list, "sites"),
+        "db": (_str, "db"),
+        "concurrency": (_int(1, 10_000), "concurrency"),
+        "per_host": (_int(1, 1_000), "per_host"),
+        "delay": (_float_seconds, "delay"),
+        "timeout": (_float_seconds, "timeout"),
+        "retries": (_int(0, 20), "retries"),
+        "max_size": (parse_size, "max_size"),
+        "max_depth": (_int(1, 10_000), "max_depth"),
+        "max_urls": (_int(1), "max_urls"),
+        "max_requests": (_int(0), "max_requests"),
+        "max_time": (_float_seconds, "max_time"),
+        "redirects": (_choice(*REDIRECT_MODES), "redirects"),
+        "robots": (_bool, "robots"),
+        "user_agent": (_str, "user_agent"),
+        "from": (_str, "from_email"),
+        "recheck_good": (_float_seconds, "recheck_good"),
+        "follow_ghost": (_float_seconds, "follow_ghost"),
+        "report_after": (_float_seconds, "report_after"),
+        "accept": (parse_status_list, "accept"),
+        "warn": (parse_status_list, "warn"),
+        "broken": (parse_status_list, "broken"),
+        "hooks": (_str, "hooks"),
+        "format": (_choice(*FORMATS), "format"),
+        "output": (_str, "output"),
+        "xref": (_bool, "xref"),
+        "quiet": (_bool, "quiet"),
+        "verbose": (_int(0, 2), "verbose"),
+        "log": (_str, "log"),
+        "progress": (_bool, "progress"),
+        "parse_workers": (_int(0, 64), "parse_workers"),
+    }
+)
+
+CONFIG_KEYS = (*sorted(_SCALAR_KEYS), "rule", "rewrite")
+
+
+def _check_regex(pattern: str, where: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"{where}: invalid regex {pattern!r}: {exc}") from None
+
+
+def _rules(value: Any, where: str) -> tuple[Rule, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: 'rule' must be an array of tables ([[rule]])")
+    rules = []
+    for i, entry in enumerate(value, 1):
+        here = f"{where}: rule #{i}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{here}: must be a table")
+        unknown = set(entry) - {"prefix", "glob", "regex", "action"}
+        if unknown:
+            raise ConfigError(f"{here}: unknown key '{sorted(unknown)[0]}'")
+        kinds = [k for k in ("prefix", "glob", "regex") if k in entry]
+        if len(kinds) != 1:
+            raise ConfigError(f"{here}: needs exactly one of prefix, glob, regex")
+        kind = kinds[0]
+        pattern = entry[kind]
+        if not isinstance(pattern, str) or not pattern:
+            raise ConfigError(f"{here}: '{kind}' must be a non-empty string")
+        if kind == "regex":
+            _check_regex(pattern, here)
+        action_name = entry.get("action")
+        try:
+            action = Action(action_name)
+        except ValueError:
+            names = ", ".join(a.value for a in Action)
+            raise ConfigError(
+                f"{here}: 'action' must be one of {names}, got {action_name!r}"
+            ) from None
+        rules.append(Rule(kind, pattern, action))
+    return tuple(rules)
+
+
+def _rewrites(value: Any, where: str) -> tuple[Rewrite, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: 'rewrite' must be an array of tables ([[rewrite]])")
+    rewrites = []
+    for i, entry in enumerate(value, 1):
+        here = f"{where}: rewrite #{i}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{here}: must be a table")
+        unknown = set(entry) - {"regex", "replace"}
+        if unknown:
+            raise ConfigError(f"{here}: unknown key '{sorted(unknown)[0]}'")
+        regex, replace = entry.get("regex"), entry.get("replace")
+        if not isinstance(regex, str) or not isinstance(replace, str):
+            raise ConfigError(f"{here}: needs 'regex' and 'replace' strings")
+        _check_regex(regex, here)
+        try:
+            re.compile(regex).sub(replace, "")
+        except (re.error, IndexError) as exc:
+            raise ConfigError(f"{here}: invalid replacement {replace!r}: {exc}") from None
+        rewrites.append(Rewrite(regex, replace))
+    return tuple(rewrites)
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    """Read and validate a TOML configuration file into settings-field values."""
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: configuration file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+    return values_from_mapping(data, where, base_dir=path.parent)
+
+
+def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        key = raw_key.replace("-", "_")
+        if key == "rule":
+            values["rules"] = _rules(value, where)
+        elif key == "rewrite":
+            values["rewrites"] = _rewrites(value, where)
+        elif key in _SCALAR_KEYS:
+            convert, name = _SCALAR_KEYS[key]
+            try:
+                values[name] = convert(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: key '{raw_key}': {exc}") from None
+        else:
+            raise ConfigError(f"{where}: unknown key '{raw_key}'")
+    if "hooks" in values:
+        hooks = Path(values["hooks"])
+        if not hooks.is_absolute():
+            hooks = base_dir / hooks
+        values["hooks"] = str(hooks)
+    return values
+
+
+def convert_option(key: str, value: Any) -> Any:
+    """Convert one command-line value with the same rules as the file (raises ConfigError)."""
+    convert, _ = _SCALAR_KEYS[key]
+    try:
+        return convert(value)
+    except ValueError as exc:
+        raise ConfigError(f"option --{key.replace('_', '-')}: {exc}") from None
+
+
+def field_for(key: str) -> str:
+    return _SCALAR_KEYS[key][1]
+
+
+def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> SiteSettings:
+    """Defaults, then the file, then the command line."""
+    merged = {**file_values, **cli_values}
+    settings = SiteSettings(**merged)
+    if settings.hooks is not None and not Path(settings.hooks).is_file():
+        raise ConfigError(f"key 'hooks': hooks file not found: {settings.hooks}")
+    return settings
+
+
+def replace(settings: SiteSettings, **changes: Any) -> SiteSettings:
+    return dataclasses.replace(settings, **changes)
+
+
+__all__ = [
+    "CONFIG_KEYS",
+    "DEFAULT_CONFIG",
+    "FORMATS",
+    "Rewrite",
+    "Rule",
+    "SiteSettings",
+    "build_settings",
+    "convert_option",
+    "load_file",
+    "parse_duration",
+    "parse_size",
+    "parse_status_list",
+]

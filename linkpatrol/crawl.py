@@ -1,0 +1,542 @@
+"""The engine: claims due URLs from the memory, fetches them politely, parses, writes back.
+
+Data flows one way: frontier (the store's due URLs) -> fetch -> extract/decide (parse
+pool) -> store -> frontier. The memory is the source of truth; the engine holds only
+a bounded window of claimed tasks and a short list of outcomes not yet written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import urljoin
+
+from linkpatrol.config import SiteSettings
+from linkpatrol.fetch import Fetcher, Response
+from linkpatrol.model import Action, ConfigError, State
+from linkpatrol.parsepool import ParseFailure, ParsePool
+from linkpatrol.policy import Policy
+from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
+from linkpatrol.store import Discovered, Outcome, PassInfo, Store, Task
+from linkpatrol.urls import BadURL
+from linkpatrol.verdict import judge_status, redirect_failures
+
+T = TypeVar("T")
+
+FLUSH_INTERVAL = 0.05
+FLUSH_BATCH = 256
+LEASE_SECONDS = 600.0
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """Running figures for the progress display and the summary."""
+
+    done: int = 0
+    queued: int = 0
+    broken: int = 0
+    requests: int = 0
+    in_flight: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def rate(self) -> float:
+        elapsed = time.monotonic() - self.started
+        return self.requests / elapsed if elapsed > 0 else 0.0
+
+
+class Observer:
+    """Receives what the crawl does; the command line shows it, plugins may react."""
+
+    def pass_started(self, info: PassInfo) -> None:
+        pass
+
+    def url_checked(self, url: str, outcome: Outcome) -> None:
+        pass
+
+    def requesting(self, method: str, url: str, why: str) -> None:
+        pass
+
+    def progress(self, stats: CrawlStats) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class _Host:
+    origin: str
+    robots: Robots | None = None
+    robots_pending: bool = False
+    active: int = 0
+    next_at: float = 0.0
+    waiting: deque[Task] = field(default_factory=deque)
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlResult:
+    pass_info: PassInfo
+    stop_reason: str | None
+
+
+class Crawl:
+    """One run of the engine over one pass (new or resumed)."""
+
+    def __init__(self, settings: SiteSettings, store: Store, observer: Observer | None = None):
+        self.settings = settings
+        self.store = store
+        self.observer = observer or Observer()
+        self.policy = Policy(settings)
+        self.fetcher = Fetcher(settings)
+        self.hard_limit = settings.timeout * 2
+        self.stats = CrawlStats()
+        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linkpatrol-store")
+        self._hosts: dict[str, _Host] = {}
+        self._outcomes: list[Outcome] = []
+        self._extra_requests = 0
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._stop_reason: str | None = None
+        self._fatal: BaseException | None = None
+        self._pass: PassInfo | None = None
+        self._buffered = 0
+        self._parser: ParsePool | None = None
+
+    # ---- plumbing ------------------------------------------------------------
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a store call on the store's own thread, never on the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
+
+    def stop(self, reason: str) -> None:
+        """Stop taking new work (a signal, --max-time, --max-requests)."""
+        if self._stop_reason is None:
+            self._stop_reason = reason
+        self._wake.set()
+
+    # ---- the run -------------------------------------------------------------------
+
+    async def run(self) -> CrawlResult:
+        started = time.monotonic()
+        now = time.time()
+        start_urls = self._start_urls()
+        self._pass = await self._call(
+            self.store.begin_pass, start_urls, now, self.settings.max_urls
+        )
+        pass_id = self._pass.id
+        self.observer.pass_started(self._pass)
+        await self._call(
+            self.store.seed, pass_id, [(u, self.policy.action(u)) for u in start_urls], now
+        )
+        self._parser = ParsePool(self.settings, self.hard_limit)
+        await self.fetcher.start()
+        timer = None
+        if self.settings.max_time > 0:
+            remaining = self.settings.max_time - self._pass.elapsed
+            timer = asyncio.get_running_loop().call_later(
+                max(0.0, remaining), self.stop, "max-time"
+            )
+        complete = False
+        try:
+            complete = await self._loop(pass_id)
+        finally:
+            if timer is not None:
+                timer.cancel()
+            for task in list(self._inflight):
+                task.cancel()
+            if self._inflight:
+                await asyncio.gather(*self._inflight, return_exceptions=True)
+            await self.fetcher.close()
+            self._parser.close()
+            try:
+                await self._flush(final=True)
+                if complete:
+                    await self._finish_redirects(pass_id)
+                info = await self._call(
+                    self.store.end_run,
+                    pass_id,
+                    time.monotonic() - started,
+                    time.time(),
+                    complete,
+                    None if complete else (self._stop_reason or "error"),
+                )
+            finally:
+                self._db.shutdown(wait=True)
+        if self._fatal is not None:
+            raise self._fatal
+        return CrawlResult(info, None if complete else self._stop_reason)
+
+    def _start_urls(self) -> list[str]:
+        urls = []
+        for raw in self.settings.start_urls:
+            try:
+                urls.append(self.policy.normalize(raw))
+            except BadURL as exc:
+                raise ConfigError(f"start URL {raw!r}: {exc}") from None
+        return list(dict.fromkeys(urls))
+
+    async def _loop(self, pass_id: int) -> bool:
+        last_flush = time.monotonic()
+        last_progress = 0.0
+        claim_empty = False
+        while True:
+            if self._fatal is not None:
+                return False
+            if self._stop_reason is not None:
+                return False
+            now = time.monotonic()
+            if self._outcomes and (
+                len(self._outcomes) >= FLUSH_BATCH or now - last_flush >= FLUSH_INTERVAL
+            ):
+                await self._flush()
+                last_flush = now
+                claim_empty = False
+            if not claim_empty and self._buffered < self.settings.concurrency * 2:
+                claimed = await self._claim(pass_id)
+                claim_empty = not claimed
+            self._dispatch()
+            if now - last_progress >= 0.5:
+                last_progress = now
+                self.stats.queued = await self._call(self.store.pending, pass_id)
+                self.stats.requests = self.fetcher.requests + self._extra_requests
+                self.observer.progress(self.stats)
+            if (
+                claim_empty
+                and not self._inflight
+                and not self._outcomes
+                and self._buffered == 0
+            ):
+                return True
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._next_wait()):
+                    await self._wake.wait()
+
+    def _next_wait(self) -> float:
+        wait = FLUSH_INTERVAL
+        now = time.monotonic()
+        for host in self._hosts.values():
+            if host.waiting and host.next_at > now:
+                wait = min(wait, host.next_at - now)
+        return max(wait, 0.001)
+
+    # ---- the frontier --------------------------------------------------------------
+
+    def _busy_origins(self) -> list[str]:
+        limit = self.settings.per_host * 2
+        return [
+            h.origin for h in self._hosts.values() if h.robots_pending or len(h.waiting) >= limit
+        ]
+
+    async def _claim(self, pass_id: int) -> int:
+        room = self.settings.concurrency * 2 - self._buffered
+        if room <= 0:
+            return 0
+        tasks = await self._call(
+            self.store.claim, pass_id, room, time.time(), self._busy_origins(), LEASE_SECONDS
+        )
+        for task in tasks:
+            await self._admit(task)
+        return len(tasks)
+
+    async def _admit(self, task: Task) -> None:
+        """Decide a claimed URL afresh: record it, take it from memory, or queue a request."""
+        try:
+            action = self.policy.action(task.url)
+        except ConfigError as exc:
+            self._fail(exc)
+            return
+        if action is Action.IGNORE:
+            self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
+            return
+        if action is Action.RECORD:
+            self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
+            return
+        reason = self.policy.limit_reason(task.url)
+        if reason is not None:
+            outcome = Outcome(task.url_id, action, State.UNCHECKED, error=reason, checked=False)
+            self._settle(task, outcome)
+            return
+        recheck = self.settings.recheck_good
+        if (
+            recheck > 0
+            and task.state in (State.OK, State.REDIRECT)
+            and task.last_good is not None
+            and time.time() - task.last_good < recheck
+        ):
+            await self._reuse(task, action)
+            return
+        host = self._hosts.get(task.origin)
+        if host is None:
+            host = self._hosts[task.origin] = _Host(task.origin)
+        host.waiting.append(task)
+        self._buffered += 1
+        if host.robots is None and not host.robots_pending:
+            host.robots_pending = True
+            self._spawn(self._load_robots(host))
+
+    async def _reuse(self, task: Task, action: Action) -> None:
+        """A URL found good recently: keep its verdict, take its links from memory."""
+        outcome = Outcome(
+            task.url_id,
+            action,
+            task.state or State.OK,
+            http_status=task.http_status,
+            content_type=task.content_type,
+            checked=False,
+        )
+        if action is Action.PARSE and task.links_at is not None:
+            outcome.links = await self._remembered_links(task)
+            outcome.links_unchanged = True
+        self._settle(task, outcome)
+
+    async def _remembered_links(self, task: Task) -> list[Discovered]:
+        stored = await self._call(self.store.links_of, [task.url_id])
+        links: list[Discovered] = []
+        for url, line in stored.get(task.url_id, []):
+            action = self.policy.action(url)
+            if action is not Action.IGNORE:
+                links.append(Discovered(url, line, action))
+        return links
+
+    def _dispatch(self) -> None:
+        now = time.monotonic()
+        for host in self._hosts.values():
+            while (
+                host.waiting
+                and host.robots is not None
+                and host.active < self.settings.per_host
+                and len(self._inflight) < self.settings.concurrency
+                and host.next_at <= now
+            ):
+                if self.settings.max_requests and self.fetcher.requests >= self.settings.max_requests:
+                    self.stop("max-requests")
+                    return
+                task = host.waiting.popleft()
+                self._buffered -= 1
+                verdict = self._robots_verdict(host.robots, task)
+                if verdict is not None:
+                    self._settle(task, verdict)
+                    continue
+                host.active += 1
+                delay = max(self.settings.delay, host.robots.crawl_delay())
+                if delay > 0:
+                    host.next_at = now + delay
+                self._spawn(self._work(task, host))
+
+    def _robots_verdict(self, robots: Robots, task: Task) -> Outcome | None:
+        if robots.unreachable:
+            return Outcome(
+                task.url_id, task.action, State.BROKEN, error=robots.record.error, fetched=False
+            )
+        if not robots.allows(task.url):
+            return Outcome(task.url_id, task.action, State.DISALLOWED, error=robots.denial())
+        return None
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._inflight.add(task)
+        self.stats.in_flight = len(self._inflight)
+
+        def done(t: asyncio.Task[None]) -> None:
+            self._inflight.discard(t)
+            self.stats.in_flight = len(self._inflight)
+            if not t.cancelled() and t.exception() is not None:
+                self._fail(t.exception())  # type: ignore[arg-type]
+            self._wake.set()
+
+        task.add_done_callback(done)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._fatal is None:
+            self._fatal = exc
+        self._wake.set()
+
+    def _settle(self, task: Task, outcome: Outcome) -> None:
+        self._outcomes.append(outcome)
+        self.stats.done += 1
+        if outcome.state is State.BROKEN:
+            self.stats.broken += 1
+        self.observer.url_checked(task.url, outcome)
+        self._wake.set()
+
+    async def _flush(self, final: bool = False) -> None:
+        if not self._outcomes and not self._extra_requests:
+            return
+        batch, self._outcomes = self._outcomes, []
+        extra, self._extra_requests = self._extra_requests, 0
+        assert self._pass is not None
+        try:
+            await self._call(self.store.complete, self._pass.id, batch, time.time(), extra)
+        except BaseException:
+            if not final:
+                self._outcomes = batch + self._outcomes
+            raise
+
+    # ---- robots.txt ----------------------------------------------------------------------
+
+    async def _load_robots(self, host: _Host) -> None:
+        try:
+            if not self.settings.robots:
+                host.robots = skipped(host.origin)
+                return
+            record = await self._call(self.store.site, host.origin)
+            if record is None or not is_fresh(record, time.time()):
+                self.observer.requesting("GET", host.origin + "/robots.txt", "robots.txt")
+                record, requests = await fetch_robots(self.fetcher, host.origin)
+                self._extra_requests += requests
+                await self._call(self.store.save_site, record)
+            host.robots = robots_from_record(record)
+        finally:
+            host.robots_pending = False
+
+    # ---- one URL ----------------------------------------------------------------------------
+
+    def _headers(self, task: Task, conditional: bool) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if task.referrer:
+            headers["Referer"] = task.referrer
+        if conditional and task.state in (State.OK, State.REDIRECT, State.WARNING):
+            if task.etag:
+                headers["If-None-Match"] = task.etag
+            if task.last_modified:
+                headers["If-Modified-Since"] = task.last_modified
+        return headers
+
+    async def _work(self, task: Task, host: _Host) -> None:
+        action = task.action
+        why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
+        try:
+            if action is Action.PARSE:
+                self.observer.requesting("GET", task.url, why)
+                response = await self.fetcher.fetch(
+                    "GET", task.url, headers=self._headers(task, True), want_body=True
+                )
+                requests = response.attempts
+            else:
+                self.observer.requesting("HEAD", task.url, why)
+                response = await self.fetcher.fetch(
+                    "HEAD", task.url, headers=self._headers(task, True)
+                )
+                requests = response.attempts
+                if self._head_failed(response):
+                    self.observer.requesting("GET", task.url, why + "; HEAD failed")
+                    response = await self.fetcher.fetch(
+                        "GET", task.url, headers=self._headers(task, False)
+                    )
+                    requests += response.attempts
+        finally:
+            host.active -= 1
+            self._wake.set()
+        outcome = await self._judge(task, action, response)
+        outcome.requests = requests
+        outcome.fetched = True
+        self._settle(task, outcome)
+
+    @staticmethod
+    def _head_failed(response: Response) -> bool:
+        if response.status is not None:
+            return response.status >= 400
+        return response.reachable and not response.transient
+
+    async def _judge(self, task: Task, action: Action, response: Response) -> Outcome:
+        outcome = Outcome(
+            task.url_id,
+            action,
+            State.BROKEN,
+            http_status=response.status,
+            content_type=response.content_type,
+            etag=response.etag,
+            last_modified=response.last_modified,
+        )
+        status = response.status
+        if status is None:
+            outcome.error = response.error
+            await self._follow_ghost(task, outcome)
+            return outcome
+        if status == 304:
+            outcome.state = State.OK
+            outcome.content_type = task.content_type
+            if action is Action.PARSE and task.links_at is not None:
+                outcome.links = await self._remembered_links(task)
+                outcome.links_unchanged = True
+            return outcome
+        if 300 <= status < 400 and status != 304:
+            return self._redirect(task, outcome, response)
+        outcome.state = judge_status(status, self.settings)
+        if outcome.state is State.BROKEN or outcome.state is State.WARNING:
+            outcome.error = f"HTTP {status}"
+            if outcome.state is State.BROKEN:
+                await self._follow_ghost(task, outcome)
+            return outcome
+        if action is Action.PARSE and response.body is not None and response.is_html:
+            assert self._parser is not None
+            try:
+                page = await self._parser.parse(task.url, response.body, response.charset)
+            except ParseFailure as exc:
+                outcome.state = State.BROKEN
+                outcome.error = str(exc)
+                return outcome
+            outcome.links = page.links
+            outcome.base_url = page.base_url
+            outcome.parsed = True
+            outcome.good_links = outcome.state is State.OK
+            if response.truncated:
+                outcome.state = State.WARNING
+                outcome.error = f"page larger than --max-size ({self.settings.max_size} bytes)"
+        return outcome
+
+    def _redirect(self, task: Task, outcome: Outcome, response: Response) -> Outcome:
+        if not response.location:
+            outcome.error = f"HTTP {response.status} redirect without a Location header"
+            return outcome
+        try:
+            target = self.policy.normalize(urljoin(task.url, response.location.strip()))
+        except BadURL as exc:
+            outcome.error = f"redirect to an invalid URL ({exc}): {response.location[:200]}"
+            return outcome
+        outcome.state = State.REDIRECT
+        outcome.redirect_to = target
+        if target == task.url:
+            outcome.state = State.BROKEN
+            outcome.error = "redirect loop: redirects to itself"
+            return outcome
+        action = self.policy.action(target)
+        outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]
+        return outcome
+
+    async def _follow_ghost(self, task: Task, outcome: Outcome) -> None:
+        """A page that was good before keeps its remembered links for --follow-ghost."""
+        if (
+            task.action is Action.PARSE
+            and task.links_at is not None
+            and task.last_good is not None
+            and time.time() - task.last_good <= self.settings.follow_ghost
+        ):
+            outcome.links = await self._remembered_links(task)
+            outcome.links_unchanged = True
+
+    async def _finish_redirects(self, pass_id: int) -> None:
+        redirects = await self._call(self.store.redirects, pass_id)
+        failures = redirect_failures({url: target for url, (_, target) in redirects.items()})
+        if not failures:
+            return
+        outcomes = [
+            Outcome(
+                redirects[url][0],
+                self.policy.action(url),
+                State.BROKEN,
+                error=reason,
+                redirect_to=redirects[url][1],
+                checked=False,
+            )
+            for url, reason in failures.items()
+        ]
+        await self._call(self.store.complete, pass_id, outcomes, time.time(), 0)

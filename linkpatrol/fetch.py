@@ -1,0 +1,258 @@
+"""HTTP: pooled keep-alive connections, bounded bodies, retries with back-off, no blind redirects.
+
+The fetcher answers one question per URL, "what does the server say?", as a
+:class:`Response`; what that means for the link (its verdict) is decided elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import errno
+import random
+import ssl
+import time
+from dataclasses import dataclass, field
+
+import aiohttp
+from yarl import URL
+
+from linkpatrol import __version__
+from linkpatrol.config import SiteSettings
+
+PEEK_BYTES = 64 * 1024
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRY_AFTER = 60.0
+ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+
+
+@dataclass(slots=True)
+class Response:
+    """One HTTP exchange (the last attempt), or why there was none."""
+
+    method: str
+    status: int | None = None
+    error: str | None = None
+    transient: bool = False
+    reachable: bool = True
+    content_type: str | None = None
+    charset: str | None = None
+    location: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    retry_after: float | None = None
+    body: bytes | None = None
+    truncated: bool = False
+    attempts: int = 1
+    elapsed: float = 0.0
+    headers_seen: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type in HTML_TYPES
+
+    @property
+    def answered(self) -> bool:
+        return self.status is not None
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _sniff_html(prefix: bytes) -> bool:
+    head = prefix[:512].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or b"<html" in head
+
+
+def describe_error(exc: BaseException, timeout: float) -> tuple[str, bool, bool]:
+    """(error text, transient?, did the host answer at all?) for a failed request."""
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return f"timeout after {timeout:g}s", True, True
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"DNS failure: cannot resolve {exc.host}", False, False
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return f"TLS error: {exc.certificate_error}", False, False
+    if isinstance(exc, aiohttp.ClientSSLError):
+        return f"TLS error: {exc}", False, False
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        code = exc.os_error.errno if exc.os_error else None
+        if code == errno.ECONNREFUSED:
+            return "connection refused", False, False
+        if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return "host unreachable", False, False
+        reason = exc.os_error.strerror if exc.os_error and exc.os_error.strerror else str(exc)
+        return f"cannot connect: {reason}", True, False
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "server closed the connection without answering", True, True
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return f"incomplete response body: {exc}", True, True
+    if isinstance(exc, aiohttp.ClientOSError):
+        if exc.errno == errno.ECONNRESET:
+            return "connection reset by peer", True, True
+        return f"network error: {exc.strerror or exc}", True, True
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"invalid HTTP response: {exc.message}", False, True
+    if isinstance(exc, aiohttp.InvalidURL | ValueError):
+        return f"invalid URL: {exc}", False, False
+    if isinstance(exc, aiohttp.ClientError):
+        return f"HTTP error: {type(exc).__name__}: {exc}", False, True
+    return f"{type(exc).__name__}: {exc}", False, True
+
+
+class Fetcher:
+    """An aiohttp session set up the way a polite link checker needs it."""
+
+    def __init__(self, settings: SiteSettings) -> None:
+        self.settings = settings
+        self.requests = 0
+        self.bytes_received = 0
+        self._session: aiohttp.ClientSession | None = None
+        user_agent = settings.user_agent or f"linkpatrol/{__version__}"
+        self.base_headers = {"User-Agent": user_agent}
+        if settings.from_email:
+            self.base_headers["From"] = settings.from_email
+
+    async def start(self) -> None:
+        connector = aiohttp.TCPConnector(
+            limit=self.settings.concurrency,
+            limit_per_host=self.settings.per_host,
+            ttl_dns_cache=300,
+            ssl=ssl.create_default_context(),
+        )
+        timeout = aiohttp.ClientTimeout(
+            total=self.settings.timeout,
+            sock_connect=self.settings.timeout,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers=self.base_headers,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=True,
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def fetch(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        want_body: bool = False,
+        any_type: bool = False,
+    ) -> Response:
+        """One request, retried on transient failures with back-off and Retry-After.
+
+        With ``want_body`` an HTML body is read (``any_type``: any body), up to --max-size.
+        """
+        attempts = 0
+        while True:
+            attempts += 1
+            response = await self._once(method, url, headers or {}, want_body, any_type)
+            response.attempts = attempts
+            retryable = response.transient or response.status in TRANSIENT_STATUSES
+            if not retryable or attempts > self.settings.retries:
+                return response
+            wait = response.retry_after
+            if wait is None:
+                wait = min(8.0, 0.25 * 2 ** (attempts - 1)) * (0.5 + random.random())
+            elif wait > MAX_RETRY_AFTER:
+                return response
+            await asyncio.sleep(wait)
+
+    async def _once(
+        self, method: str, url: str, headers: dict[str, str], want_body: bool, any_type: bool
+    ) -> Response:
+        assert self._session is not None, "Fetcher.start() not called"
+        self.requests += 1
+        started = time.monotonic()
+        result = Response(method=method)
+        try:
+            async with asyncio.timeout(self.settings.timeout * 2):
+                async with self._session.request(
+                    method, URL(url, encoded=True), headers=headers, allow_redirects=False
+                ) as resp:
+                    self._read_head(resp, result)
+                    if method != "HEAD":
+                        await self._read_body(resp, result, want_body, any_type)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                raise
+            result.error, result.transient, result.reachable = describe_error(
+                exc, self.settings.timeout
+            )
+            if result.status is not None and result.error:
+                result.status = None
+        result.elapsed = time.monotonic() - started
+        return result
+
+    @staticmethod
+    def _read_head(resp: aiohttp.ClientResponse, result: Response) -> None:
+        result.status = resp.status
+        content_type = resp.headers.get("Content-Type")
+        if content_type:
+            result.content_type = resp.content_type.lower()
+            result.charset = resp.charset
+        result.location = resp.headers.get("Location")
+        result.etag = resp.headers.get("ETag")
+        result.last_modified = resp.headers.get("Last-Modified")
+        result.retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+
+    async def _read_body(
+        self, resp: aiohttp.ClientResponse, result: Response, want_body: bool, any_type: bool
+    ) -> None:
+        """Read HTML up to --max-size (decoded); of anything else only the first chunk."""
+        if not 200 <= resp.status < 300:
+            if resp.content_length is not None and resp.content_length <= PEEK_BYTES:
+                await resp.read()
+            else:
+                resp.close()
+            return
+        first = await resp.content.readany()
+        self.bytes_received += len(first)
+        if result.content_type is None and _sniff_html(first):
+            result.content_type = "text/html"
+        if not (want_body and (result.is_html or any_type)):
+            if resp.content.at_eof():
+                resp.release()
+            elif resp.content_length is not None and resp.content_length <= PEEK_BYTES:
+                await resp.read()
+            else:
+                resp.close()
+            return
+        limit = self.settings.max_size
+        chunks = [first]
+        size = len(first)
+        while size <= limit:
+            chunk = await resp.content.readany()
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            self.bytes_received += len(chunk)
+        body = b"".join(chunks)
+        if size > limit:
+            result.truncated = True
+            body = body[:limit]
+            resp.close()
+        result.body = body

@@ -1,0 +1,46 @@
+"""The small vocabulary every part shares: actions, states, exit codes, errors."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Action(enum.StrEnum):
+    """What to do with a URL, decided before it is ever requested."""
+
+    PARSE = "parse"
+    CHECK = "check"
+    RECORD = "record"
+    IGNORE = "ignore"
+
+
+class State(enum.StrEnum):
+    """A URL's verdict in one pass."""
+
+    OK = "ok"
+    BROKEN = "broken"
+    WARNING = "warning"
+    REDIRECT = "redirect"
+    DISALLOWED = "disallowed"
+    UNCHECKED = "unchecked"
+
+
+class ExitCode(enum.IntEnum):
+    CLEAN = 0
+    BROKEN = 1
+    USAGE = 2
+    STOPPED = 3
+
+
+class LinkpatrolError(Exception):
+    """An error the user can act on: printed as one line, never as a traceback."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+
+class ConfigError(LinkpatrolError):
+    """Bad options or configuration file."""
+
+
+class StoreError(LinkpatrolError):
+    """The memory database cannot be used as asked."""

@@ -1,0 +1,158 @@
+"""Which URLs belong to the site and what to do with each: rewrites, rules, hooks, limits.
+
+The decision order is: the user's hook, then the ordered ``[[rule]]`` entries, then the
+defaults (inside the site: parse; other http/https: check; other schemes: record).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from linkpatrol.config import SiteSettings
+from linkpatrol.model import Action, ConfigError
+from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, path_depth
+
+
+class HookError(ConfigError):
+    """The user's hooks file failed: a configuration error, reported in one line."""
+
+
+def site_prefix(start_url: str) -> str:
+    """The part of a start URL that defines the site: everything up to its last '/'."""
+    scheme_end = start_url.find("://")
+    slash = start_url.rfind("/")
+    if scheme_end < 0 or slash < scheme_end + 3:
+        return start_url.rstrip("/") + "/"
+    return start_url[: slash + 1]
+
+
+def load_hooks(path: str) -> ModuleType:
+    """Import the hooks file; it is code, so it must not be writable by other users."""
+    file = Path(path)
+    try:
+        mode = file.stat().st_mode
+    except OSError as exc:
+        raise HookError(f"{path}: cannot read hooks file: {exc.strerror}") from None
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and os.name == "posix":
+        raise HookError(f"{path}: hooks file is writable by other users; refusing to run it")
+    spec = importlib.util.spec_from_file_location("linkpatrol_user_hooks", file)
+    if spec is None or spec.loader is None:
+        raise HookError(f"{path}: cannot load hooks file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise HookError(f"{path}: hooks file raised {type(exc).__name__}: {exc}") from None
+    for name in ("action", "rewrite"):
+        if hasattr(module, name) and not callable(getattr(module, name)):
+            raise HookError(f"{path}: '{name}' must be a function")
+    if not hasattr(module, "action") and not hasattr(module, "rewrite"):
+        raise HookError(f"{path}: defines neither action(url) nor rewrite(url)")
+    return module
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledRule:
+    matches: Callable[[str], bool]
+    action: Action
+
+
+def _compile_rule(kind: str, pattern: str, action: Action) -> _CompiledRule:
+    if kind == "prefix":
+        return _CompiledRule(lambda url: url.startswith(pattern), action)
+    regex = re.compile(fnmatch.translate(pattern) if kind == "glob" else pattern)
+    if kind == "glob":
+        return _CompiledRule(lambda url: regex.match(url) is not None, action)
+    return _CompiledRule(lambda url: regex.search(url) is not None, action)
+
+
+class Policy:
+    """Turns raw link text into a canonical URL and decides its action."""
+
+    def __init__(self, settings: SiteSettings) -> None:
+        self.settings = settings
+        self._rewrites = [(re.compile(r.regex), r.replace) for r in settings.rewrites]
+        self._rules = [_compile_rule(r.kind, r.pattern, r.action) for r in settings.rules]
+        self._hooks = load_hooks(settings.hooks) if settings.hooks else None
+        self._hook_action = getattr(self._hooks, "action", None)
+        self._hook_rewrite = getattr(self._hooks, "rewrite", None)
+        prefixes: list[str] = []
+        for url in settings.start_urls:
+            try:
+                prefixes.append(site_prefix(self.normalize(url)))
+            except BadURL:
+                continue
+        for url in settings.sites:
+            try:
+                prefixes.append(canonical(url))
+            except BadURL as exc:
+                raise ConfigError(f"site prefix {url!r}: {exc}") from None
+        self.site_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
+
+    def normalize(self, raw: str, base: str | None = None) -> str:
+        """Canonical form, then the rewrites (config first, then the hook), canonical again."""
+        url = canonical(raw, base)
+        if not self._rewrites and self._hook_rewrite is None:
+            return url
+        rewritten = url
+        for regex, replacement in self._rewrites:
+            rewritten = regex.sub(replacement, rewritten)
+        if self._hook_rewrite is not None:
+            try:
+                result = self._hook_rewrite(rewritten)
+            except Exception as exc:
+                raise HookError(
+                    f"{self.settings.hooks}: rewrite({rewritten!r}) raised "
+                    f"{type(exc).__name__}: {exc}"
+                ) from None
+            if result is not None:
+                if not isinstance(result, str):
+                    raise HookError(f"{self.settings.hooks}: rewrite() must return a string")
+                rewritten = result
+        return rewritten if rewritten == url else canonical(rewritten)
+
+    def in_site(self, url: str) -> bool:
+        return url.startswith(self.site_prefixes)
+
+    def action(self, url: str) -> Action:
+        if self._hook_action is not None:
+            try:
+                answer = self._hook_action(url)
+            except Exception as exc:
+                raise HookError(
+                    f"{self.settings.hooks}: action({url!r}) raised {type(exc).__name__}: {exc}"
+                ) from None
+            if answer is not None:
+                try:
+                    return Action(answer)
+                except ValueError:
+                    raise HookError(
+                        f"{self.settings.hooks}: action({url!r}) returned {answer!r}, "
+                        "not one of parse, check, record, ignore"
+                    ) from None
+        for rule in self._rules:
+            if rule.matches(url):
+                return rule.action
+        return self.default_action(url)
+
+    def default_action(self, url: str) -> Action:
+        if not is_http(url) or has_userinfo(url):
+            return Action.RECORD
+        return Action.PARSE if self.in_site(url) else Action.CHECK
+
+    def limit_reason(self, url: str) -> str | None:
+        """Why a URL is not requested although its action says so (a crawler-trap guard)."""
+        if has_userinfo(url):
+            return "not requested: URL carries a user name or password"
+        depth = path_depth(url)
+        if depth > self.settings.max_depth:
+            return f"not requested: {depth} path segments, over --max-depth {self.settings.max_depth}"
+        return None

@@ -1,0 +1,95 @@
+"""What a person sees while a crawl runs: a live line on a terminal, -v lines, a --log file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import IO, TextIO
+
+from linkpatrol.config import SiteSettings
+from linkpatrol.crawl import CrawlStats, Observer
+from linkpatrol.report.text import clean
+from linkpatrol.store import Outcome, PassInfo
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class ConsoleObserver(Observer):
+    def __init__(self, settings: SiteSettings, err: TextIO, show_progress: bool) -> None:
+        self.settings = settings
+        self.err = err
+        self.verbose = 0 if settings.quiet else settings.verbose
+        self._log: IO[str] | None = None
+        if settings.log:
+            try:
+                self._log = open(settings.log, "a", encoding="utf-8")  # noqa: SIM115
+            except OSError as exc:
+                from linkpatrol.model import ConfigError
+
+                raise ConfigError(f"{settings.log}: cannot open log file: {exc.strerror}") from None
+        self._live = None
+        self._status = None
+        if show_progress:
+            from rich.console import Console
+            from rich.live import Live
+            from rich.text import Text
+
+            self._status = Text("starting…")
+            self._live = Live(
+                self._status, console=Console(file=err), refresh_per_second=4, transient=True
+            )
+            self._live.start()
+        self._last = 0.0
+
+    def _write_log(self, line: str) -> None:
+        if self._log is not None:
+            self._log.write(f"{_stamp()} {clean(line)}\n")
+
+    def pass_started(self, info: PassInfo) -> None:
+        verb = "resuming" if info.resumed else "starting"
+        message = f"{verb} pass {info.id} of {', '.join(info.start_urls) or '(none)'}"
+        self._write_log(message)
+        if self.verbose >= 2:
+            self.err.write(message + "\n")
+
+    def url_checked(self, url: str, outcome: Outcome) -> None:
+        status = outcome.http_status if outcome.http_status is not None else "-"
+        detail = outcome.error or ""
+        if outcome.redirect_to:
+            detail = f"-> {outcome.redirect_to}"
+        line = f"{outcome.state.value:<10} {status!s:>3} {url}" + (f"  {detail}" if detail else "")
+        self._write_log(line)
+        if self.verbose >= 1 and not outcome.dropped:
+            self.err.write(clean(line) + "\n")
+
+    def requesting(self, method: str, url: str, why: str) -> None:
+        line = f"{method} {url} ({why})"
+        self._write_log(line)
+        if self.verbose >= 2:
+            self.err.write(clean(line) + "\n")
+
+    def progress(self, stats: CrawlStats) -> None:
+        if self._live is None or self._status is None:
+            return
+        self._status.plain = (
+            f"{stats.done} done · {stats.queued} queued · {stats.in_flight} in flight · "
+            f"{stats.broken} broken · {stats.rate:.0f} req/s"
+        )
+        self._live.update(self._status)
+
+    def note(self, message: str) -> None:
+        self._write_log(message)
+        if not self.settings.quiet:
+            self.err.write(f"linkpatrol: {message}\n")
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+__all__ = ["ConsoleObserver"]

@@ -1,0 +1,188 @@
+"""One report model built from the memory; every output format renders this and nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from linkpatrol import __version__
+from linkpatrol.model import Action, State, StoreError
+from linkpatrol.store import PassInfo, Store
+from linkpatrol.verdict import is_reportable
+
+JSON_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Referrer:
+    url: str
+    line: int | None
+
+
+@dataclass(slots=True)
+class Entry:
+    """One URL of the pass with its verdict and the pages that link to it."""
+
+    url: str
+    action: Action
+    state: State
+    http_status: int | None
+    error: str | None
+    content_type: str | None
+    redirect_to: str | None
+    reportable: bool
+    last_checked: float | None
+    last_good: float | None
+    failing_since: float | None
+    referrers: list[Referrer]
+    links: list[Referrer] | None = None
+
+    @property
+    def is_warning(self) -> bool:
+        return self.state is State.WARNING
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    urls: int
+    requested: int
+    parsed: int
+    broken: int
+    reportable: int
+    warnings: int
+    redirects: int
+    requests: int
+    elapsed: float
+
+
+@dataclass(slots=True)
+class Report:
+    version: str
+    complete: bool
+    pass_id: int
+    started_at: float
+    finished_at: float | None
+    start_urls: list[str]
+    summary: Summary
+    entries: list[Entry]
+    stop_reason: str | None = None
+    redirects_as_warnings: bool = False
+    xref: bool = False
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def broken(self) -> list[Entry]:
+        """Reportable broken URLs, worst first: never good, then longest since last good."""
+        broken = [e for e in self.entries if e.reportable]
+        return sorted(broken, key=_worst_first)
+
+    @property
+    def not_yet_reported(self) -> list[Entry]:
+        return sorted(
+            (e for e in self.entries if e.state is State.BROKEN and not e.reportable),
+            key=_worst_first,
+        )
+
+    @property
+    def warnings(self) -> list[Entry]:
+        return [
+            e
+            for e in self.entries
+            if e.state is State.WARNING
+            or (self.redirects_as_warnings and e.state is State.REDIRECT)
+        ]
+
+
+def _worst_first(entry: Entry) -> tuple[int, float, str]:
+    if entry.last_good is None:
+        return (0, entry.failing_since or 0.0, entry.url)
+    return (1, entry.last_good, entry.url)
+
+
+def iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+
+
+def build_report(
+    store: Store,
+    pass_info: PassInfo | None = None,
+    *,
+    report_after: float = 0.0,
+    redirects_as_warnings: bool = False,
+    xref: bool = False,
+) -> Report:
+    """The report of one pass (by default the latest) read from the memory alone."""
+    info = pass_info or store.latest_pass()
+    if info is None:
+        raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
+    outlinks: dict[str, list[Referrer]] = {}
+    if xref:
+        for src, targets in store.outlinks(info.id):
+            outlinks[src] = [Referrer(url, line) for url, line in targets]
+    entries: list[Entry] = []
+    for record in store.pass_urls(info.id):
+        entries.append(
+            Entry(
+                url=record.url,
+                action=record.action,
+                state=record.state,
+                http_status=record.http_status,
+                error=record.error,
+                content_type=record.content_type,
+                redirect_to=record.redirect_to,
+                reportable=is_reportable(
+                    record.state,
+                    record.last_checked,
+                    record.last_good,
+                    record.failing_since,
+                    report_after,
+                ),
+                last_checked=record.last_checked,
+                last_good=record.last_good,
+                failing_since=record.failing_since,
+                referrers=[Referrer(url, line) for url, line in record.referrers],
+                links=outlinks.get(record.url, []) if xref else None,
+            )
+        )
+    broken = sum(1 for e in entries if e.state is State.BROKEN)
+    reportable = sum(1 for e in entries if e.reportable)
+    redirects = sum(1 for e in entries if e.state is State.REDIRECT)
+    warnings = sum(1 for e in entries if e.state is State.WARNING)
+    if redirects_as_warnings:
+        warnings += redirects
+    summary = Summary(
+        urls=len(entries),
+        requested=info.requested,
+        parsed=info.parsed,
+        broken=broken,
+        reportable=reportable,
+        warnings=warnings,
+        redirects=redirects,
+        requests=info.requests,
+        elapsed=info.elapsed,
+    )
+    return Report(
+        version=__version__,
+        complete=info.complete,
+        pass_id=info.id,
+        started_at=info.started_at,
+        finished_at=info.finished_at or info.stopped_at,
+        start_urls=list(info.start_urls),
+        summary=summary,
+        entries=entries,
+        stop_reason=info.stop_reason,
+        redirects_as_warnings=redirects_as_warnings,
+        xref=xref,
+    )
+
+
+def render(report: Report, fmt: str) -> str:
+    if fmt == "json":
+        from linkpatrol.report.json import render_json
+
+        return render_json(report)
+    from linkpatrol.report.text import render_text
+
+    return render_text(report)

@@ -1,0 +1,186 @@
+"""The memory: one narrow interface, implemented over SQLite (and other databases).
+
+The crawl engine talks to the store only through :class:`Store`; everything it
+remembers across runs (URLs, verdicts, links with lines, passes, robots.txt) lives
+behind it, and every call that changes something is one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from linkpatrol.model import Action, State, StoreError
+
+
+@dataclass(frozen=True, slots=True)
+class PassInfo:
+    """One pass: a crawl from the start URLs until every reachable URL has a verdict."""
+
+    id: int
+    start_urls: tuple[str, ...]
+    started_at: float
+    finished_at: float | None
+    stopped_at: float | None
+    complete: bool
+    elapsed: float
+    requests: int
+    requested: int
+    parsed: int
+    seen: int
+    resumed: bool = False
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    """A link found on a page (or a redirect target): where it points and on which line."""
+
+    url: str
+    line: int | None
+    action: Action
+    invalid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A URL due in this pass, with what the memory knows of it from earlier passes."""
+
+    url_id: int
+    url: str
+    origin: str
+    action: Action
+    state: State | None
+    http_status: int | None
+    error: str | None
+    content_type: str | None
+    last_checked: float | None
+    last_good: float | None
+    links_at: float | None
+    etag: str | None
+    last_modified: str | None
+    referrer: str | None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one task; the store writes it, with the links it carries, atomically."""
+
+    url_id: int
+    action: Action
+    state: State
+    http_status: int | None = None
+    error: str | None = None
+    content_type: str | None = None
+    base_url: str | None = None
+    redirect_to: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    requests: int = 0
+    fetched: bool = False
+    parsed: bool = False
+    checked: bool = True
+    links: list[Discovered] | None = None
+    links_unchanged: bool = False
+    dropped: bool = False
+    good_links: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRecord:
+    """A host's robots.txt as last fetched."""
+
+    origin: str
+    state: str  # "handled" | "missing" | "error" | "unreachable"
+    status: int | None
+    body: str | None
+    fetched_at: float
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UrlRecord:
+    """One URL of a pass as the report sees it."""
+
+    id: int
+    url: str
+    action: Action
+    state: State
+    http_status: int | None
+    error: str | None
+    content_type: str | None
+    base_url: str | None
+    redirect_to: str | None
+    last_checked: float | None
+    last_good: float | None
+    failing_since: float | None
+    referrers: list[tuple[str, int | None]] = field(default_factory=list)
+
+
+class Store(Protocol):
+    """What the crawl engine and the reports need from the memory."""
+
+    location: str
+
+    def begin_pass(self, start_urls: Sequence[str], now: float) -> PassInfo: ...
+
+    def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None: ...
+
+    def claim(
+        self,
+        pass_id: int,
+        limit: int,
+        now: float,
+        exclude_origins: Collection[str],
+        lease_seconds: float,
+    ) -> list[Task]: ...
+
+    def links_of(self, url_ids: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]: ...
+
+    def complete(
+        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+    ) -> None: ...
+
+    def release(self, pass_id: int, url_ids: Sequence[int]) -> None: ...
+
+    def pending(self, pass_id: int) -> int: ...
+
+    def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]: ...
+
+    def end_run(
+        self, pass_id: int, elapsed: float, now: float, complete: bool, stop_reason: str | None
+    ) -> PassInfo: ...
+
+    def site(self, origin: str) -> SiteRecord | None: ...
+
+    def save_site(self, record: SiteRecord) -> None: ...
+
+    def latest_pass(self) -> PassInfo | None: ...
+
+    def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]: ...
+
+    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(location: str, *, crawl: bool) -> Store:
+    """Open the memory named by ``--db``; ``crawl`` takes the single-writer lock."""
+    if location.startswith(("postgresql://", "postgres://")):
+        raise StoreError(f"{location}: PostgreSQL memory is not available in this version")
+    from linkpatrol.store.sqlite import SqliteStore
+
+    return SqliteStore(location, crawl=crawl)
+
+
+__all__ = [
+    "Discovered",
+    "Outcome",
+    "PassInfo",
+    "SiteRecord",
+    "Store",
+    "Task",
+    "UrlRecord",
+    "open_store",
+]

@@ -1,0 +1,64 @@
+"""From what a server said to what it means for the link: pure decisions, no I/O."""
+
+from __future__ import annotations
+
+from linkpatrol.config import SiteSettings
+from linkpatrol.model import State
+
+MAX_REDIRECT_HOPS = 10
+
+
+def judge_status(status: int, settings: SiteSettings) -> State:
+    """The verdict for an HTTP status; the user's lists win over the defaults."""
+    if status in settings.broken:
+        return State.BROKEN
+    if status in settings.accept or status == 304:
+        return State.OK
+    if status in settings.warn:
+        return State.WARNING
+    if 300 <= status < 400:
+        return State.REDIRECT
+    if status >= 400:
+        return State.BROKEN
+    return State.WARNING
+
+
+def redirect_failures(redirects: dict[str, str]) -> dict[str, str]:
+    """Redirecting URLs whose chain loops or runs longer than ten hops, with the reason.
+
+    ``redirects`` maps each redirecting URL of the pass to its target.
+    """
+    failures: dict[str, str] = {}
+    for start in redirects:
+        chain = [start]
+        seen = {start}
+        target = redirects[start]
+        while target in redirects:
+            if target in seen:
+                failures[start] = "redirect loop: " + " -> ".join([*chain, target])
+                break
+            chain.append(target)
+            seen.add(target)
+            if len(chain) > MAX_REDIRECT_HOPS:
+                failures[start] = f"too many redirects (more than {MAX_REDIRECT_HOPS} hops)"
+                break
+            target = redirects[target]
+    return failures
+
+
+def is_reportable(
+    state: State,
+    last_checked: float | None,
+    last_good: float | None,
+    failing_since: float | None,
+    report_after: float,
+) -> bool:
+    """A broken URL counts once it has failed for longer than --report-after since it was good."""
+    if state is not State.BROKEN:
+        return False
+    if report_after <= 0:
+        return True
+    since = last_good if last_good is not None else failing_since
+    if since is None or last_checked is None:
+        return True
+    return last_checked - since > report_after
