@@ -1,0 +1,188 @@
+"""A real HTTP server on 127.0.0.1 serving a little site, logging every request it gets.
+
+Each path maps to a :class:`Page` (fixed content, status and headers) or to a handler
+function that writes the response itself (slow servers, endless bodies, gates).
+Conditional requests are answered with 304 when the ETag or Last-Modified matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Page:
+    body: bytes | str = b""
+    status: int = 200
+    content_type: str = "text/html; charset=utf-8"
+    headers: dict[str, str] = field(default_factory=dict)
+    etag: bool = True
+    last_modified: float | None = 1_700_000_000.0
+
+    def data(self) -> bytes:
+        return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
+
+
+@dataclass(frozen=True)
+class Hit:
+    method: str
+    path: str
+    headers: dict[str, str]
+    at: float
+    status: int
+
+
+Handler = Callable[[BaseHTTPRequestHandler], int]
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_HEAD(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        site = self.server.site
+        path = self.path
+        site.enter()
+        try:
+            entry = site.lookup(path)
+            if entry is None:
+                status = self._send_page(Page("<h1>not found</h1>", status=404), path)
+            elif callable(entry):
+                status = entry(self)
+            else:
+                status = self._send_page(entry, path)
+        except (BrokenPipeError, ConnectionResetError):
+            status = -1
+        finally:
+            site.leave()
+        site.record(Hit(self.command, path, dict(self.headers.items()), time.time(), status))
+
+    def _send_page(self, page: Page, path: str) -> int:
+        data = page.data()
+        headers = dict(page.headers)
+        if page.etag and page.status == 200:
+            headers.setdefault("ETag", '"' + hashlib.sha1(data).hexdigest()[:16] + '"')
+        if page.last_modified is not None and page.status == 200:
+            headers.setdefault("Last-Modified", formatdate(page.last_modified, usegmt=True))
+        etag = headers.get("ETag")
+        if page.status == 200 and (
+            (etag and self.headers.get("If-None-Match") == etag)
+            or (
+                not self.headers.get("If-None-Match")
+                and headers.get("Last-Modified")
+                and self.headers.get("If-Modified-Since") == headers.get("Last-Modified")
+            )
+        ):
+            self.send_response(304)
+            for key in ("ETag", "Last-Modified"):
+                if key in headers:
+                    self.send_header(key, headers[key])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return 304
+        self.send_response(page.status)
+        if page.content_type:
+            self.send_header("Content-Type", page.content_type)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        return page.status
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    site: TestSite
+
+
+class TestSite:
+    """A site served on 127.0.0.1 from a dict of paths; ``base`` is its root URL."""
+
+    def __init__(self, pages: dict[str, Page | Handler] | None = None) -> None:
+        self.pages: dict[str, Page | Handler] = dict(pages or {})
+        self.hits: list[Hit] = []
+        self._lock = threading.Lock()
+        self.active = 0
+        self.max_active = 0
+        self._server = _Server(("127.0.0.1", 0), _RequestHandler)
+        self._server.site = self
+        self.port = self._server.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> TestSite:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def lookup(self, path: str) -> Page | Handler | None:
+        return self.pages.get(path)
+
+    def enter(self) -> None:
+        with self._lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+
+    def record(self, hit: Hit) -> None:
+        with self._lock:
+            self.hits.append(hit)
+
+    def requests(self, method: str | None = None) -> list[Hit]:
+        with self._lock:
+            return [h for h in self.hits if method is None or h.method == method]
+
+    def counts(self, method: str | None = None) -> Counter[str]:
+        return Counter(h.path for h in self.requests(method))
+
+    def clear(self) -> None:
+        with self._lock:
+            self.hits.clear()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def html(*lines: str) -> str:
+    """A page whose lines are exactly these (line 1 is the first argument)."""
+    return "\n".join(lines) + "\n"

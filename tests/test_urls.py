@@ -1,0 +1,354 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from linkpatrol.urls import (
+    BadURL,
+    canonical,
+    has_userinfo,
+    is_http,
+    origin,
+    path_depth,
+    relative_to,
+    scheme,
+)
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_spec_example() -> None:
+    raw = "HTTP://Example.COM:80/a/./b/../c/%7euser/%41?%3d#frag"
+    assert canonical(raw) == "http://example.com/a/c/~user/A?%3D"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("  http://example.com/a \n", "http://example.com/a"),
+        ("ht\ttp://exa\nmple.com/p\rath", "http://example.com/path"),
+        ("HtTpS://EXAMPLE.com/Path", "https://example.com/Path"),
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com?x=1", "http://example.com/?x=1"),
+        ("http://example.com.../a", "http://example.com/a"),
+        ("http://example.com:8080/", "http://example.com:8080/"),
+        ("http://example.com:0080/", "http://example.com/"),
+        ("https://example.com:443/", "https://example.com/"),
+        ("https://example.com:80/", "https://example.com:80/"),
+        ("http://example.com:443/", "http://example.com:443/"),
+        ("http://example.com:/", "http://example.com/"),
+        ("http://example.com/a#frag", "http://example.com/a"),
+        ("http://example.com/a?#frag", "http://example.com/a"),
+        ("http://example.com/a?", "http://example.com/a"),
+        ("http://example.com/a?b=2&a=1", "http://example.com/a?b=2&a=1"),
+    ],
+)
+def test_scheme_host_port_fragment_query(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://h/a/b/c/./../../g", "http://h/a/g"),
+        ("http://h/a/b/..", "http://h/a/"),
+        ("http://h/a/b/.", "http://h/a/b/"),
+        ("http://h/../../x", "http://h/x"),
+        ("http://h/a//../b", "http://h/a/b"),
+        ("http://h/a/%2e%2E/b", "http://h/b"),
+        ("http://h/.well-known/x..y/..z", "http://h/.well-known/x..y/..z"),
+    ],
+)
+def test_dot_segments(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://h/%7euser/%41%2d%5F%2e", "http://h/~user/A-_."),
+        ("http://h/%c3%a9?q=%3d%2f", "http://h/%C3%A9?q=%3D%2F"),
+        ("http://h/a%2Fb", "http://h/a%2Fb"),
+        ("http://h/a b?c d", "http://h/a%20b?c%20d"),
+        ("http://h/é?q=é", "http://h/%C3%A9?q=%C3%A9"),
+        ('http://h/"<>^`{|}', "http://h/%22%3C%3E%5E%60%7B%7C%7D"),
+        ("http://h/?q=\"<>^`{|}\\", "http://h/?q=%22%3C%3E%5E%60%7B%7C%7D%5C"),
+        ("http://h/a\x01b\x7f", "http://h/a%01b%7F"),
+        ("http://h/100%/%zz%4", "http://h/100%25/%25zz%254"),
+        ("http://h/!$&'()*+,;=:@[]?/?!$&'()*+,;=:@[]", "http://h/!$&'()*+,;=:@[]?/?!$&'()*+,;=:@[]"),
+        ("http://h/%25%2525", "http://h/%25%2525"),
+        ("http://h/\U0001f600", "http://h/%F0%9F%98%80"),
+    ],
+)
+def test_percent_encoding(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+def test_lone_surrogate_is_percent_encoded() -> None:
+    assert canonical("http://h/\ud800") == "http://h/%ED%A0%80"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://Bücher.example/", "http://xn--bcher-kva.example/"),
+        ("http://BÜCHER.EXAMPLE./x", "http://xn--bcher-kva.example/x"),
+        ("http://xn--BCHER-kva.example/", "http://xn--bcher-kva.example/"),
+        ("http://b%C3%BCcher.example/", "http://xn--bcher-kva.example/"),
+        ("http://%41.example/", "http://a.example/"),
+        ("http://例え.テスト/", "http://xn--r8jz45g.xn--zckzah/"),
+    ],
+)
+def test_idn_hosts(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://[::1]/", "http://[::1]/"),
+        ("http://[2001:DB8::A]:8080/x", "http://[2001:db8::a]:8080/x"),
+        ("http://[2001:db8:0:0:0:0:0:1]:80/", "http://[2001:db8::1]/"),
+    ],
+)
+def test_ipv6_hosts(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://User:Pass@Example.com/", "http://User:Pass@example.com/"),
+        ("http://user@example.com:80/", "http://user@example.com/"),
+        ("http://user:@example.com/", "http://user@example.com/"),
+        ("http://@example.com/", "http://example.com/"),
+        ("http://a b@example.com/", "http://a%20b@example.com/"),
+    ],
+)
+def test_userinfo_is_kept(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http:\\\\example.com\\a\\b", "http://example.com/a/b"),
+        ("http://example.com\\a\\..\\b?c\\d", "http://example.com/b?c%5Cd"),
+        ("http:example.com/a", "http://example.com/a"),
+        ("http:///example.com/a", "http://example.com/a"),
+    ],
+)
+def test_browser_leniency(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+
+
+BASE = "http://a/b/c/d;p?q"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("g", "http://a/b/c/g"),
+        ("./g", "http://a/b/c/g"),
+        ("g/", "http://a/b/c/g/"),
+        ("/g", "http://a/g"),
+        ("?y", "http://a/b/c/d;p?y"),
+        ("g?y", "http://a/b/c/g?y"),
+        ("#s", "http://a/b/c/d;p?q"),
+        ("g#s", "http://a/b/c/g"),
+        (";x", "http://a/b/c/;x"),
+        (".", "http://a/b/c/"),
+        ("..", "http://a/b/"),
+        ("../g", "http://a/b/g"),
+        ("../..", "http://a/"),
+        ("../../../g", "http://a/g"),
+        ("g;x=1/../y", "http://a/b/c/y"),
+        ("g\\h", "http://a/b/c/g/h"),
+        ("  g  ", "http://a/b/c/g"),
+        ("http:g", "http://a/b/c/g"),
+        ("https:g", "https://g/"),
+        ("//other.example/x", "http://other.example/x"),
+        ("\\\\other.example\\x", "http://other.example/x"),
+        ("HTTPS://Other.Example", "https://other.example/"),
+    ],
+)
+def test_relative_resolution(raw: str, expected: str) -> None:
+    assert canonical(raw, BASE) == expected
+
+
+def test_scheme_relative_takes_base_scheme() -> None:
+    assert canonical("//cdn.example/x.js", "https://site.example/page") == "https://cdn.example/x.js"
+
+
+def test_non_canonical_base_is_normalized_first() -> None:
+    assert canonical("x", "HTTP://A.example:80/dir/./page#f") == "http://a.example/dir/x"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("MAILTO:Someone@Example.COM", "mailto:Someone@Example.COM"),
+        ("tel:+1 555 0100", "tel:+1 555 0100"),
+        ("JavaScript:void(0)#x", "javascript:void(0)#x"),
+        ("data:text/plain,A%20b#frag", "data:text/plain,A%20b#frag"),
+        ("FTP://Example.com/a%7e#frag", "ftp://Example.com/a%7e"),
+        ("file:///tmp/x#y", "file:///tmp/x"),
+        ("wss://h/socket#y", "wss://h/socket"),
+        ("urn:isbn:0451450523", "urn:isbn:0451450523"),
+    ],
+)
+def test_other_schemes_only_lowercase_scheme(raw: str, expected: str) -> None:
+    assert canonical(raw) == expected
+    assert canonical(raw, "http://base.example/") == expected
+
+
+def test_relative_against_non_http_base_uses_urljoin() -> None:
+    assert canonical("c#f", "ftp://x.example/a/b") == "ftp://x.example/a/c"
+
+
+@pytest.mark.parametrize(
+    ("raw", "base", "reason"),
+    [
+        ("", None, "empty URL"),
+        (" \t\n ", "http://a/", "empty URL"),
+        ("http://", None, "empty host"),
+        ("http:///", None, "empty host"),
+        ("https://user@/x", None, "empty host"),
+        ("http://.../", None, "empty host"),
+        ("http://h:99999/", None, "invalid port"),
+        ("http://h:65536/", None, "invalid port"),
+        ("http://h:8o/", None, "invalid port"),
+        ("http://h:-1/", None, "invalid port"),
+        ("http://h:1:2/", None, "invalid port"),
+        ("http://h:\u0661/", None, "invalid port"),
+        ("http://[::1/", None, "invalid IPv6 address"),
+        ("http://[::g]/", None, "invalid IPv6 address"),
+        ("http://[]/", None, "invalid IPv6 address"),
+        ("http://[fe80::1%25eth0]/", None, "invalid IPv6 address"),
+        ("http://[::1]x/", None, "invalid host"),
+        ("http://exa mple.com/", None, "invalid host"),
+        ("http://exa<mple.com/", None, "invalid host"),
+        ("http://exa^mple.com/", None, "invalid host"),
+        ("http://exa|mple.com/", None, "invalid host"),
+        ("http://exa%25mple.com/", None, "invalid host"),
+        ("http://exa%20mple.com/", None, "invalid host"),
+        ("http://exa%ffmple.com/", None, "invalid host"),
+        ("http://a..b\u00fc/", None, "invalid host"),
+        ("http://\ud800.com/", None, "invalid host"),
+        ("http://ex\uff0fample.com/", None, "invalid host"),
+        ("relative/path", None, "missing scheme"),
+        ("//host/path", None, "missing scheme"),
+        ("1http://x/", None, "missing scheme"),
+        ("h_ttp://x/", None, "missing scheme"),
+        ("x", "mailto:a@b.example", "cannot resolve against base"),
+        ("x", "not a url", "invalid base: missing scheme"),
+    ],
+)
+def test_bad_urls(raw: str, base: str | None, reason: str) -> None:
+    with pytest.raises(BadURL) as info:
+        canonical(raw, base)
+    assert str(info.value) == reason
+
+
+def test_bad_url_is_a_value_error() -> None:
+    assert issubclass(BadURL, ValueError)
+
+
+def test_huge_and_nul_inputs() -> None:
+    long_path = "a/" * 50_000
+    assert canonical("http://h/" + long_path) == "http://h/" + long_path
+    assert canonical("http://h/a\x00b") == "http://h/a%00b"
+    with pytest.raises(BadURL):
+        canonical("http://h\x00x/")
+    with pytest.raises(BadURL):
+        canonical("http://" + "a" * 100_000 + "\u00e9/")
+
+
+def test_helpers() -> None:
+    url = "https://user:pw@example.com:8443/a/b/c.html?x=1"
+    assert scheme(url) == "https"
+    assert scheme("MAILTO:x") == "mailto"
+    assert scheme("no-scheme") == ""
+    assert is_http(url)
+    assert is_http("http://h/")
+    assert not is_http("mailto:a@b")
+    assert not is_http("ftp://h/")
+    assert has_userinfo(url)
+    assert not has_userinfo("https://example.com/a@b")
+    assert not has_userinfo("mailto:a@b")
+    assert origin(url) == "https://example.com:8443"
+    assert origin("https://a.b/x?y") == "https://a.b"
+    assert origin("http://[::1]:8080/") == "http://[::1]:8080"
+    assert origin("mailto:a@b") == ""
+    assert path_depth("http://h/") == 0
+    assert path_depth("http://h/a/b/c.html") == 3
+    assert path_depth("http://h/a/b/") == 2
+    assert path_depth("http://h/a//b?x=/y/z") == 2
+    assert path_depth("mailto:a/b") == 0
+
+
+def test_relative_to() -> None:
+    base = "https://example.com/dir/page.html"
+    assert relative_to("https://example.com/a/b.html?x=1", base) == "/a/b.html?x=1"
+    assert relative_to("https://example.com/", base) == "/"
+    assert relative_to("http://example.com/a", base) == "http://example.com/a"
+    assert relative_to("https://example.com:8443/a", base) == "https://example.com:8443/a"
+    assert relative_to("https://u@example.com/a", base) == "https://u@example.com/a"
+    assert relative_to("mailto:a@example.com", base) == "mailto:a@example.com"
+
+
+# ---------------------------------------------------------------- properties
+
+url_chars = st.sampled_from(list("aZ09-._~%2fE/?#@:[]!$&'()*+,;= \\\"<>^`{|}\t\né\u0000\ud800ü。"))
+url_like = st.builds(
+    lambda scheme_part, host, rest: scheme_part + host + rest,
+    st.sampled_from(["http://", "HTTPS://", "http:", "//", "", "mailto:", "ftp://", "x:"]),
+    st.text(url_chars, max_size=12),
+    st.text(url_chars, max_size=30),
+)
+bases = st.sampled_from([None, "http://a.example/b/c?q", "https://h/", "ftp://f/x/y", "mailto:m@x", "bad"])
+
+
+@FAST
+@given(st.one_of(st.text(), url_like), bases)
+def test_canonical_raises_only_badurl_and_is_idempotent(raw: str, base: str | None) -> None:
+    try:
+        result = canonical(raw, base)
+    except BadURL:
+        return
+    assert result
+    assert canonical(result) == result
+    assert canonical(result, base) == result
+
+
+unreserved = st.text(
+    st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")),
+    min_size=1,
+    max_size=10,
+).filter(lambda segment: segment not in (".", ".."))
+labels = st.text(st.sampled_from(list("abcdefghijklmnopqrstuvwxyz0123456789")), min_size=1, max_size=8)
+
+
+def _random_case(text: str, flips: list[bool]) -> str:
+    return "".join(c.upper() if flip else c.lower() for c, flip in zip(text, flips + [False] * len(text)))
+
+
+@FAST
+@given(
+    st.sampled_from(["http", "https"]),
+    st.lists(labels, min_size=1, max_size=3),
+    st.lists(unreserved, max_size=4),
+    st.lists(st.booleans(), max_size=40),
+    st.booleans(),
+)
+def test_equivalent_spellings_are_equal(
+    scheme_name: str, host_labels: list[str], segments: list[str], flips: list[bool], escape: bool
+) -> None:
+    host = ".".join(host_labels)
+    path = "/" + "/".join(segments)
+    plain = f"{scheme_name}://{host}{path}"
+    port = "80" if scheme_name == "http" else "443"
+    escaped_path = "".join(f"%{ord(c):02x}" if escape and c != "/" else c for c in path)
+    variant = f"{_random_case(scheme_name, flips)}://{_random_case(host, flips[5:])}:{port}{escaped_path}"
+    assert canonical(variant) == canonical(plain) == plain
