@@ -1,9 +1,11 @@
 """Parsing pages off the event loop: worker processes that turn HTML into decided links.
 
-Each worker holds its own :class:`~linkpatrol.policy.Policy` (hooks included), so a
-page comes back as a list of canonical URLs with their lines and actions, and the
-crawl process only writes them down. A worker that hangs past the hard limit is
-killed and replaced; its page is tried once more, then judged.
+Each worker ("kid") holds its own :class:`~linkpatrol.policy.Policy` (hooks included), so
+a page comes back as canonical URLs with their lines and actions, and the crawl process
+only writes them down. The pool is driven by the event loop itself, with no helper
+threads: a page goes to an idle kid over a pipe, the answer is read when the pipe is
+readable, a kid that passes the hard limit is killed and replaced, and one that dies is
+noticed and replaced. A page whose kid hung or died is tried once more, then judged.
 """
 
 from __future__ import annotations
@@ -11,19 +13,21 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-from concurrent.futures import TimeoutError as FutureTimeout
+import pickle
+from collections import deque
 from dataclasses import dataclass
-
-from pebble import ProcessExpired, ProcessPool
+from multiprocessing.connection import Connection
+from typing import Any
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import Page, extract_html
-from linkpatrol.model import Action
+from linkpatrol.model import Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL
 
-_policy: Policy | None = None
+_CACHE_LIMIT = 200_000
+_ACTIONS = {a.value: a for a in Action}
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,88 +38,256 @@ class ParsedPage:
 
 
 class ParseFailure(Exception):
-    """A page could not be parsed within the limits (the worker hung or died)."""
+    """A page could not be parsed within the limits (its worker hung or died twice)."""
 
 
-def _init_worker(settings: SiteSettings) -> None:
-    global _policy
-    _policy = Policy(settings)
+# (url, line, action value, invalid reason) -- plain tuples cross the pipe cheaply
+_Wire = tuple[list[tuple[str, int | None, str, str | None]], str | None, str | None]
+
+
+class LinkDecider:
+    """Resolve, canonicalize, rewrite and decide links, remembering answers across pages.
+
+    Sites repeat their navigation on every page, so most links were decided before; the
+    cache key is the link text plus only as much of the base as can change its meaning.
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._cache: dict[tuple[str, str], tuple[str, str, str | None] | None] = {}
+
+    @staticmethod
+    def _key(raw: str, base: str) -> tuple[str, str]:
+        head = raw[:8].lower()
+        if head.startswith(("http://", "https://")):
+            return raw, ""
+        if raw.startswith("/") and not raw.startswith("//"):
+            cut = base.find("/", base.find("//") + 2)
+            return raw, base[:cut] if cut > 0 else base
+        if ":" in raw.split("/", 1)[0]:
+            return raw, ""
+        if raw.startswith("?"):
+            return raw, base.split("?", 1)[0]
+        return raw, base[: base.rfind("/") + 1]
+
+    def decide(self, raw: str, base: str) -> tuple[str, str, str | None] | None:
+        """(url, action value, invalid reason), or None for an ignored URL."""
+        key = self._key(raw, base)
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        try:
+            target = self.policy.normalize(raw, base)
+        except BadURL as exc:
+            answer: tuple[str, str, str | None] | None = (
+                raw[:2048],
+                Action.CHECK.value,
+                str(exc),
+            )
+        else:
+            action = self.policy.action(target)
+            answer = None if action is Action.IGNORE else (target, action.value, None)
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[key] = answer
+        return answer
+
+    def page(self, page: Page, url: str) -> _Wire:
+        base = url
+        base_url = None
+        if page.base_href:
+            try:
+                base = self.policy.normalize(page.base_href, url)
+                base_url = base if base != url else None
+            except BadURL:
+                base = url
+        links: list[tuple[str, int | None, str, str | None]] = []
+        for link in page.links:
+            raw = link.url
+            if raw.startswith("#"):
+                continue
+            answer = self.decide(raw, base)
+            if answer is not None:
+                links.append((answer[0], link.line, answer[1], answer[2]))
+        return links, base_url, page.title
+
+
+def _from_wire(wire: _Wire) -> ParsedPage:
+    links, base_url, title = wire
+    return ParsedPage(
+        [Discovered(url, line, _ACTIONS[action], invalid) for url, line, action, invalid in links],
+        base_url,
+        title,
+    )
 
 
 def decide_links(policy: Policy, page: Page, url: str) -> ParsedPage:
-    """Resolve, canonicalize, rewrite and decide every link of a parsed page."""
-    base = url
-    base_url = None
-    if page.base_href:
-        try:
-            base = policy.normalize(page.base_href, url)
-            base_url = base if base != url else None
-        except BadURL:
-            base = url
-    links: list[Discovered] = []
-    for link in page.links:
-        raw = link.url
-        if raw.startswith("#"):
-            continue
-        try:
-            target = policy.normalize(raw, base)
-        except BadURL as exc:
-            links.append(Discovered(raw[:2048], link.line, Action.CHECK, invalid=str(exc)))
-            continue
-        action = policy.action(target)
-        if action is not Action.IGNORE:
-            links.append(Discovered(target, link.line, action))
-    return ParsedPage(links, base_url, page.title)
+    """Every link of a parsed page, decided (for use without a pool)."""
+    return _from_wire(LinkDecider(policy).page(page, url))
 
 
-def parse_page(url: str, body: bytes, charset: str | None) -> ParsedPage:
-    """Worker entry point (also usable in-process when there is no pool)."""
-    assert _policy is not None
-    return decide_links(_policy, extract_html(body, charset), url)
+def _kid_main(conn: Connection, settings: SiteSettings) -> None:
+    """A worker: parse pages sent over the pipe until it closes."""
+    decider = LinkDecider(Policy(settings))
+    while True:
+        try:
+            message = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        url, body, charset = pickle.loads(message)
+        try:
+            answer: tuple[str, Any] = ("ok", decider.page(extract_html(body, charset), url))
+        except LinkpatrolError as exc:
+            answer = ("error", exc)
+        except Exception as exc:
+            answer = ("error", ParseFailure(f"parser error: {type(exc).__name__}: {exc}"))
+        conn.send_bytes(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+class _KidGone(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class _Kid:
+    process: Any
+    conn: Connection
+    future: asyncio.Future[Any] | None = None
+    timer: asyncio.TimerHandle | None = None
 
 
 class ParsePool:
-    """A pool of parse workers; with ``workers == 0`` pages are parsed in a thread instead."""
+    """Worker processes driven by the event loop; ``workers == 0`` parses in a thread."""
 
     def __init__(self, settings: SiteSettings, hard_limit: float) -> None:
         self.hard_limit = hard_limit
         self.settings = settings
-        workers = settings.parse_workers or (os.cpu_count() or 1)
-        self._pool: ProcessPool | None = None
-        self._local: Policy | None = None
-        if workers > 0:
-            self._pool = ProcessPool(
-                max_workers=workers,
-                initializer=_init_worker,
-                initargs=(settings,),
-                context=multiprocessing.get_context("forkserver"),
-            )
+        self.size = settings.parse_workers or (os.cpu_count() or 1)
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["linkpatrol.parsepool"])
+        self._kids: list[_Kid] = []
+        self._idle: deque[_Kid] = deque()
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._local: LinkDecider | None = None
+        self._closed = False
+
+    def _spawn(self) -> _Kid:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_kid_main, args=(child, self.settings), daemon=True, name="linkpatrol-parser"
+        )
+        process.start()
+        child.close()
+        kid = _Kid(process, parent)
+        asyncio.get_running_loop().add_reader(parent.fileno(), self._readable, kid)
+        self._kids.append(kid)
+        return kid
+
+    def _release(self, kid: _Kid) -> None:
+        self._idle.append(kid)
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                break
+
+    async def _idle_kid(self) -> _Kid:
+        while True:
+            if self._idle:
+                return self._idle.popleft()
+            if len(self._kids) < self.size:
+                return self._spawn()
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+
+    def _readable(self, kid: _Kid) -> None:
+        try:
+            message = kid.conn.recv_bytes()
+        except (EOFError, OSError):
+            code = kid.process.exitcode
+            self._bury(kid, _KidGone(f"parser crashed (exit code {code})"))
+            return
+        future, kid.future = kid.future, None
+        if kid.timer is not None:
+            kid.timer.cancel()
+            kid.timer = None
+        if future is not None and not future.done():
+            future.set_result(pickle.loads(message))
+        self._release(kid)
+
+    def _timed_out(self, kid: _Kid) -> None:
+        kid.process.kill()
+        self._bury(kid, _KidGone(f"parse timeout after {self.hard_limit:g}s"))
+
+    def _bury(self, kid: _Kid, reason: _KidGone) -> None:
+        """Forget a dead or killed kid; its page fails, a new kid takes its place on demand."""
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(kid.conn.fileno())
+        if kid.timer is not None:
+            kid.timer.cancel()
+        kid.conn.close()
+        if kid in self._kids:
+            self._kids.remove(kid)
+        if kid in self._idle:
+            self._idle.remove(kid)
+        if kid.future is not None and not kid.future.done():
+            kid.future.set_exception(reason)
+        kid.process.join(timeout=1)
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                break
+
+    async def _on_kid(self, url: str, body: bytes, charset: str | None) -> _Wire:
+        kid = await self._idle_kid()
+        loop = asyncio.get_running_loop()
+        kid.future = loop.create_future()
+        future = kid.future
+        try:
+            kid.conn.send_bytes(pickle.dumps((url, body, charset), protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:
+            self._bury(kid, _KidGone("parser crashed (pipe closed)"))
+        else:
+            kid.timer = loop.call_later(self.hard_limit, self._timed_out, kid)
+        status, payload = await future
+        if status == "error":
+            raise payload
+        return payload  # type: ignore[no-any-return]
 
     async def parse(self, url: str, body: bytes, charset: str | None) -> ParsedPage:
+        if self.size == 0 or self._closed:
+            if self._local is None:
+                self._local = LinkDecider(Policy(self.settings))
+            local = self._local
+            wire = await asyncio.to_thread(lambda: local.page(extract_html(body, charset), url))
+            return _from_wire(wire)
         for attempt in (1, 2):
             try:
-                return await self._parse_once(url, body, charset)
-            except (FutureTimeout, TimeoutError):
-                reason = f"parse timeout after {self.hard_limit:g}s"
-            except ProcessExpired as exc:
-                reason = f"parser crashed (exit code {exc.exitcode})"
-            if attempt == 2:
-                raise ParseFailure(reason)
+                return _from_wire(await self._on_kid(url, body, charset))
+            except _KidGone as gone:
+                if attempt == 2:
+                    raise ParseFailure(gone.reason) from None
         raise AssertionError("unreachable")
 
-    async def _parse_once(self, url: str, body: bytes, charset: str | None) -> ParsedPage:
-        if self._pool is None:
-            if self._local is None:
-                self._local = Policy(self.settings)
-            policy = self._local
-            return await asyncio.to_thread(
-                lambda: decide_links(policy, extract_html(body, charset), url)
-            )
-        future = self._pool.schedule(parse_page, args=(url, body, charset), timeout=self.hard_limit)
-        return await asyncio.wrap_future(future)
-
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.stop()
-            self._pool.join(timeout=5)
-            self._pool = None
+        """Stop every kid; pages still waiting fail (the crawl is ending)."""
+        self._closed = True
+        for kid in list(self._kids):
+            try:
+                asyncio.get_running_loop().remove_reader(kid.conn.fileno())
+            except (RuntimeError, ValueError, OSError):
+                pass
+            if kid.timer is not None:
+                kid.timer.cancel()
+            kid.conn.close()
+            kid.process.join(timeout=2)
+            if kid.process.is_alive():
+                kid.process.kill()
+                kid.process.join(timeout=2)
+        self._kids.clear()
+        self._idle.clear()

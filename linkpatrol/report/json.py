@@ -57,4 +57,4 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report_dict(report), indent=1, ensure_ascii=False) + "\n"
+    return json.dumps(report_dict(report), ensure_ascii=False, separators=(",", ":")) + "\n"
