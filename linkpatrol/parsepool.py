@@ -14,6 +14,7 @@ import asyncio
 import multiprocessing
 import os
 import pickle
+import signal
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -128,7 +129,13 @@ def decide_links(policy: Policy, page: Page, url: str) -> ParsedPage:
 
 
 def _kid_main(conn: Connection, settings: SiteSettings) -> None:
-    """A worker: parse pages sent over the pipe until it closes."""
+    """A worker: parse pages sent over the pipe until it closes.
+
+    Terminal signals go to the whole process group; the crawl process decides what they
+    mean, so a worker ignores them and simply ends when its pipe closes.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     decider = LinkDecider(Policy(settings))
     while True:
         try:

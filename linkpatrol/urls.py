@@ -1,0 +1,359 @@
+"""Canonical URL forms, so that two spellings of one resource give one string.
+
+The rules follow what browsers do (WHATWG URL) where it matters for link
+checking, and RFC 3986 for dot segments and percent-encoding.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes, urljoin
+
+__all__ = [
+    "BadURL",
+    "canonical",
+    "has_userinfo",
+    "is_http",
+    "origin",
+    "path_depth",
+    "relative_to",
+    "scheme",
+]
+
+
+class BadURL(ValueError):
+    """A URL that cannot be parsed; str(e) is a short reason such as 'invalid port'."""
+
+
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+_FRAGMENT_DROPPED = frozenset({"ftp", "file", "ws", "wss"})
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_TWO_SLASHES = ("//", "\\\\", "/\\", "\\/")
+
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_AUTHORITY_END_RE = re.compile(r"[/\\?]")
+_BAD_HOST_RE = re.compile(r"[\x00-\x20\x7f\"#%/:<>?@\[\\\]^`{|}]")
+_IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_RESERVED = "!$&'()*+,;=:@/?[]"
+# One match is either an escape (%XX) or a single character that is not
+# allowed literally; a lone '%' falls into the second kind.
+_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
+
+
+def _build_replacements() -> dict[str, str]:
+    """Precompute the replacement of every ASCII token _ESCAPE_RE can match."""
+    table: dict[str, str] = {}
+    hexdigits = "0123456789abcdefABCDEF"
+    for hi in hexdigits:
+        for lo in hexdigits:
+            char = chr(int(hi + lo, 16))
+            table["%" + hi + lo] = char if char in _UNRESERVED else "%" + (hi + lo).upper()
+    for code in range(0x80):
+        char = chr(code)
+        if char not in _UNRESERVED and char not in _RESERVED:
+            table[char] = f"%{code:02X}"
+    return table
+
+
+_REPLACEMENTS = _build_replacements()
+
+
+def _replace_token(match: re.Match[str]) -> str:
+    token = match.group()
+    known = _REPLACEMENTS.get(token)
+    if known is not None:
+        return known
+    return "".join(f"%{byte:02X}" for byte in token.encode("utf-8", "surrogatepass"))
+
+
+def _normalize_escapes(text: str) -> str:
+    """Upper-case escapes, decode unreserved ones, escape what must be escaped."""
+    return _ESCAPE_RE.sub(_replace_token, text)
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4 for a path that starts with '/'."""
+    segments = path.split("/")
+    out: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if segments[-1] in (".", ".."):
+        out.append("")
+    return "/" + "/".join(out)
+
+
+def _normalize_path(path: str) -> str:
+    if "\\" in path:
+        path = path.replace("\\", "/")
+    path = _normalize_escapes(path)
+    if not path.startswith("/"):
+        path = "/" + path
+    if "/." in path:
+        path = _remove_dot_segments(path)
+    return path
+
+
+def _normalize_query(query: str | None) -> str:
+    """'' for no query or an empty one, since 'x?' and 'x' name one resource."""
+    if not query:
+        return ""
+    return "?" + _normalize_escapes(query)
+
+
+def _normalize_userinfo(userinfo: str) -> str:
+    user, _, password = userinfo.partition(":")
+    user = _normalize_escapes(user)
+    password = _normalize_escapes(password)
+    if not user and not password:
+        return ""
+    return user + (":" + password if password else "") + "@"
+
+
+def _normalize_ipv6(host: str) -> str:
+    inner = host[1:-1]
+    if not inner or not _IPV6_CHARS.issuperset(inner):
+        raise BadURL("invalid IPv6 address")
+    try:
+        address = ipaddress.IPv6Address(inner)
+    except ValueError:
+        raise BadURL("invalid IPv6 address") from None
+    return f"[{address.compressed}]"
+
+
+def _normalize_host(host: str) -> str:
+    if host.startswith("["):
+        return _normalize_ipv6(host)
+    if "%" in host:
+        try:
+            host = unquote_to_bytes(host).decode("utf-8")
+        except UnicodeError:
+            raise BadURL("invalid host") from None
+    host = host.rstrip(".")
+    if not host:
+        raise BadURL("empty host")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise BadURL("invalid host") from None
+        host = host.rstrip(".")
+    host = host.lower()
+    if not host:
+        raise BadURL("empty host")
+    if _BAD_HOST_RE.search(host):
+        raise BadURL("invalid host")
+    return host
+
+
+def _normalize_port(port: str | None, scheme_name: str) -> str:
+    if not port:
+        return ""
+    if not (port.isascii() and port.isdigit()):
+        raise BadURL("invalid port")
+    port = port.lstrip("0") or "0"
+    if len(port) > 5 or int(port) > 65535:
+        raise BadURL("invalid port")
+    if port == _DEFAULT_PORTS[scheme_name]:
+        return ""
+    return ":" + port
+
+
+def _split_host_port(hostport: str) -> tuple[str, str | None]:
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        if close < 0:
+            raise BadURL("invalid IPv6 address")
+        after = hostport[close + 1 :]
+        if after and not after.startswith(":"):
+            raise BadURL("invalid host")
+        return hostport[: close + 1], after[1:] if after else None
+    host, colon, port = hostport.partition(":")
+    return host, port if colon else None
+
+
+def _absolute_http(scheme_name: str, rest: str) -> str:
+    """Canonical form of 'scheme:rest' for http(s); rest may lack its slashes, as browsers allow."""
+    hash_at = rest.find("#")
+    if hash_at >= 0:
+        rest = rest[:hash_at]
+    rest = rest.lstrip("/\\")
+    end = _AUTHORITY_END_RE.search(rest)
+    if end is None:
+        authority, tail = rest, ""
+    else:
+        authority, tail = rest[: end.start()], rest[end.start() :]
+    at = authority.rfind("@")
+    userinfo = _normalize_userinfo(authority[:at]) if at >= 0 else ""
+    host, port = _split_host_port(authority[at + 1 :])
+    host = _normalize_host(host)
+    port = _normalize_port(port, scheme_name)
+    path, question, query = tail.partition("?")
+    return (
+        f"{scheme_name}://{userinfo}{host}{port}"
+        f"{_normalize_path(path)}{_normalize_query(query if question else None)}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    url: str
+    scheme: str
+    prefix: str
+    path: str
+    query: str | None
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_base(base: str) -> _Base:
+    """Base URLs repeat for every link of a page, so their parsing is cached."""
+    try:
+        url = _canonical(base, None)
+    except BadURL as exc:
+        raise BadURL(f"invalid base: {exc}") from None
+    name = url[: url.find(":")]
+    if name not in _DEFAULT_PORTS:
+        return _Base(url, name, "", "", None)
+    path_at = url.find("/", len(name) + 3)
+    prefix, rest = url[:path_at], url[path_at:]
+    path, question, query = rest.partition("?")
+    return _Base(url, name, prefix, path, query if question else None)
+
+
+def _resolve_http(base: _Base, ref: str) -> str:
+    """RFC 3986 section 5.2.2 for a reference without scheme or authority."""
+    hash_at = ref.find("#")
+    if hash_at >= 0:
+        ref = ref[:hash_at]
+    path, question, query_part = ref.partition("?")
+    query = query_part if question else None
+    if not path:
+        path = base.path
+        if query is None:
+            query = base.query
+    else:
+        path = path.replace("\\", "/")
+        if not path.startswith("/"):
+            path = base.path[: base.path.rfind("/") + 1] + path
+    return base.prefix + _normalize_path(path) + _normalize_query(query)
+
+
+def _other_scheme(scheme_name: str, rest: str) -> str:
+    if scheme_name in _FRAGMENT_DROPPED:
+        hash_at = rest.find("#")
+        if hash_at >= 0:
+            rest = rest[:hash_at].rstrip(_C0_AND_SPACE)
+    return scheme_name + ":" + rest
+
+
+def _canonical(raw: str, base: str | None) -> str:
+    text = raw.strip(_C0_AND_SPACE)
+    if "\t" in text or "\n" in text or "\r" in text:
+        text = text.replace("\t", "").replace("\n", "").replace("\r", "")
+    if not text:
+        raise BadURL("empty URL")
+    match = _SCHEME_RE.match(text)
+    if match is not None:
+        scheme_name = match.group()[:-1].lower()
+        rest = text[match.end() :]
+        if scheme_name not in _DEFAULT_PORTS:
+            return _other_scheme(scheme_name, rest)
+        if base is not None and not rest.startswith(_TWO_SLASHES):
+            parsed = _parse_base(base)
+            if parsed.scheme == scheme_name:
+                return _resolve_http(parsed, rest)
+        return _absolute_http(scheme_name, rest)
+    if base is None:
+        raise BadURL("missing scheme")
+    parsed = _parse_base(base)
+    if parsed.scheme in _DEFAULT_PORTS:
+        if text.startswith(_TWO_SLASHES):
+            return _absolute_http(parsed.scheme, text)
+        return _resolve_http(parsed, text)
+    joined = urljoin(parsed.url, text)
+    if _SCHEME_RE.match(joined) is None:
+        raise BadURL("cannot resolve against base")
+    return _canonical(joined, None)
+
+
+def canonical(raw: str, base: str | None = None) -> str:
+    """Resolve raw against base and return the one canonical absolute spelling.
+
+    Raises BadURL, and nothing else, when no such form exists.
+    """
+    try:
+        return _canonical(raw, base)
+    except BadURL:
+        raise
+    except ValueError as exc:
+        raise BadURL("invalid URL") from exc
+
+
+def _split(url: str) -> tuple[str, str, str]:
+    """(scheme://authority, path, query) of a canonical URL; ('', '', '') without an authority."""
+    start = url.find("://")
+    if start < 0:
+        return "", "", ""
+    path_at = url.find("/", start + 3)
+    query_at = url.find("?", start + 3)
+    if query_at >= 0 and (path_at < 0 or query_at < path_at):
+        path_at = query_at
+    if path_at < 0:
+        return url, "", ""
+    path, _, query = url[path_at:].partition("?")
+    return url[:path_at], path, query
+
+
+def scheme(url: str) -> str:
+    """Lower-case scheme of a canonical URL, '' if it has none."""
+    colon = url.find(":")
+    return url[:colon].lower() if colon > 0 else ""
+
+
+def is_http(url: str) -> bool:
+    """True for the schemes the checker can request."""
+    return scheme(url) in _DEFAULT_PORTS
+
+
+def has_userinfo(url: str) -> bool:
+    """True for an http(s) URL with user:pass@, which is recorded rather than requested."""
+    if not is_http(url):
+        return False
+    prefix = _split(url)[0]
+    return "@" in prefix
+
+
+def origin(url: str) -> str:
+    """'scheme://host[:port]' of a canonical URL, without userinfo; '' if it has no authority."""
+    prefix = _split(url)[0]
+    if not prefix:
+        return ""
+    slashes = prefix.find("://") + 3
+    at = prefix.rfind("@")
+    if at >= slashes:
+        return prefix[:slashes] + prefix[at + 1 :]
+    return prefix
+
+
+def path_depth(url: str) -> int:
+    """Number of non-empty path segments, for limiting how deep a crawl goes."""
+    path = _split(url)[1]
+    return sum(1 for segment in path.split("/") if segment)
+
+
+def relative_to(url: str, base: str) -> str:
+    """Short form for reports: path and query when url shares base's scheme and authority."""
+    if not is_http(url):
+        return url
+    prefix, path, query = _split(url)
+    if prefix != _split(base)[0]:
+        return url
+    return (path or "/") + ("?" + query if query else "")

@@ -1,0 +1,380 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from linkpatrol.extract import Link, Page, css_urls, extract_html, sniff_encoding
+
+FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def triples(page: Page) -> list[tuple[str, int, str, str]]:
+    return [(link.url, link.line, link.tag, link.attr) for link in page.links]
+
+
+ALL_TAGS = b"""<!DOCTYPE html>
+<html>
+<head>
+<link rel="stylesheet" href="/css/site.css">
+<script src="/js/app.js"></script>
+</head>
+<body background="bg.png">
+<a href="/a.html">a</a>
+<map><area href="/area.html"></map>
+<img src="/img.png" alt="">
+<iframe src="/frame.html"></iframe>
+<frameset><frame src="/frame2.html"></frameset>
+<embed src="/movie.swf">
+<video src="/v.mp4" poster="/poster.jpg"><source src="/v.webm"><track src="/subs.vtt"></video>
+<audio src="/a.ogg"></audio>
+<input type="image" src="/button.png"><input type="text" src="/not-a-link.png">
+<object data="/obj.svg"></object>
+<blockquote cite="/bq">b</blockquote><q cite="/q">q</q>
+<del cite="/del">d</del><ins cite="/ins">i</ins>
+</body>
+</html>
+"""
+
+
+def test_every_tag_and_attribute_with_its_line() -> None:
+    page = extract_html(ALL_TAGS)
+    assert triples(page) == [
+        ("/css/site.css", 4, "link", "href"),
+        ("/js/app.js", 5, "script", "src"),
+        ("bg.png", 7, "body", "background"),
+        ("/a.html", 8, "a", "href"),
+        ("/area.html", 9, "area", "href"),
+        ("/img.png", 10, "img", "src"),
+        ("/frame.html", 11, "iframe", "src"),
+        ("/frame2.html", 12, "frame", "src"),
+        ("/movie.swf", 13, "embed", "src"),
+        ("/v.mp4", 14, "video", "src"),
+        ("/poster.jpg", 14, "video", "poster"),
+        ("/v.webm", 14, "source", "src"),
+        ("/subs.vtt", 14, "track", "src"),
+        ("/a.ogg", 15, "audio", "src"),
+        ("/button.png", 16, "input", "src"),
+        ("/obj.svg", 17, "object", "data"),
+        ("/bq", 18, "blockquote", "cite"),
+        ("/q", 18, "q", "cite"),
+        ("/del", 19, "del", "cite"),
+        ("/ins", 19, "ins", "cite"),
+    ]
+    assert all(isinstance(link, Link) for link in page.links)
+
+
+def test_link_line_is_where_the_start_tag_begins() -> None:
+    body = b'<p>\n<a\n  class="x"\n  href="/multi"\n>t</a>\n<img src="/after.png"\n>'
+    assert triples(extract_html(body)) == [
+        ("/multi", 2, "a", "href"),
+        ("/after.png", 6, "img", "src"),
+    ]
+
+
+def test_two_tags_on_one_line_and_uppercase_markup() -> None:
+    body = b'<P>\n<A HREF="/one">1</A><a href="/two">2</a>\n<IMG SRC="/three.png">'
+    assert triples(extract_html(body)) == [
+        ("/one", 2, "a", "href"),
+        ("/two", 2, "a", "href"),
+        ("/three.png", 3, "img", "src"),
+    ]
+
+
+def test_values_are_stripped_entities_decoded_and_empty_ones_skipped() -> None:
+    body = (
+        b'<a href="  /x?a=1&amp;b=2 \n">x</a><a href="">e</a><a href="   ">w</a>'
+        b'<a>n</a><a href="#top">t</a>'
+    )
+    assert [link.url for link in extract_html(body).links] == ["/x?a=1&b=2", "#top"]
+
+
+def test_data_urls_are_kept_verbatim() -> None:
+    body = b'<img src="data:image/png;base64,iVBORw0KGgo=">'
+    assert [link.url for link in extract_html(body).links] == ["data:image/png;base64,iVBORw0KGgo="]
+
+
+def test_srcset_candidates() -> None:
+    body = (
+        b'<img src="/s.png"\n'
+        b' srcset="/a.png 1x, /b,c.png 2x,/d.png,  /e.png (x, y) 480w ,, /f.png">\n'
+        b'<picture><source srcset="/w1.webp 1x,/w2.webp 2x"></picture>'
+    )
+    assert triples(extract_html(body)) == [
+        ("/s.png", 1, "img", "src"),
+        ("/a.png", 1, "img", "srcset"),
+        ("/b,c.png", 1, "img", "srcset"),
+        ("/d.png", 1, "img", "srcset"),
+        ("/e.png", 1, "img", "srcset"),
+        ("/f.png", 1, "img", "srcset"),
+        ("/w1.webp", 3, "source", "srcset"),
+        ("/w2.webp", 3, "source", "srcset"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("5; url=/next", "/next"),
+        ("0;URL='/quoted'", "/quoted"),
+        ('0; url="/double" ignored', "/double"),
+        ("3,url=/comma", "/comma"),
+        ("  10 ;  URL =  /spaces  ", "/spaces"),
+        ("1; /no-url-prefix", "/no-url-prefix"),
+        ("0.5;url=/fraction", "/fraction"),
+        ("0;url='/unterminated", "/unterminated"),
+    ],
+)
+def test_meta_refresh_variants(content: str, expected: str) -> None:
+    quote = "'" if '"' in content else '"'
+    body = f'<head>\n<meta http-equiv="Refresh" content={quote}{content}{quote}>'.encode()
+    assert triples(extract_html(body)) == [(expected, 2, "meta", "content")]
+
+
+@pytest.mark.parametrize("content", ["5", "0;", "url=/no-delay", "5x; url=/bad", "0; url="])
+def test_meta_refresh_without_target(content: str) -> None:
+    body = f'<meta http-equiv="refresh" content="{content}">'.encode()
+    assert extract_html(body).links == []
+
+
+def test_other_meta_content_is_not_a_link() -> None:
+    assert extract_html(b'<meta name="description" content="0; url=/x">').links == []
+
+
+def test_style_attribute_and_style_block() -> None:
+    body = b"""<html><head>
+<style type="text/css">
+body { background: url(/bg.png); }
+/* url(/commented.png) */
+@import "/imported.css";
+@import url('/imported2.css');
+.x { background-image: URL( "/quoted.png" ) }
+</style>
+<style
+  media="print"
+>.p { list-style: url(/print.png) }</style>
+</head><body>
+<div style="background: url('/div.png'); mask: url(/mask.svg)">x</div>
+<p style="color: red">no url</p>
+</body></html>"""
+    assert triples(extract_html(body)) == [
+        ("/bg.png", 3, "style", "css"),
+        ("/imported.css", 5, "style", "css"),
+        ("/imported2.css", 6, "style", "css"),
+        ("/quoted.png", 7, "style", "css"),
+        ("/print.png", 11, "style", "css"),
+        ("/div.png", 13, "div", "style"),
+        ("/mask.svg", 13, "div", "style"),
+    ]
+
+
+def test_css_urls() -> None:
+    css = (
+        'a { b: url(x.png) }\n\n@import "y.css";\n'
+        '/* url(no)\n */ c { d: url( "z w.png" ) url() myurl(no) }'
+    )
+    assert css_urls(css) == [("x.png", 1), ("y.css", 3), ("z w.png", 5)]
+    assert css_urls(css, first_line=10) == [("x.png", 10), ("y.css", 12), ("z w.png", 14)]
+    assert css_urls("/* unterminated url(a)") == []
+
+
+def test_nothing_from_comments_scripts_or_templates() -> None:
+    body = b"""<html><body>
+<!-- <a href="/comment"> -->
+<script>document.write('<a href="/script">'); var s = "url(/x.png)";</script>
+<template id="tpl"><a href="/template">t</a><img src="/template.png"><p id="inside">x</p></template>
+<noscript><img src="/noscript.png"></noscript>
+<textarea><a href="/textarea"></textarea>
+<a href="/real">r</a>
+</body></html>"""
+    page = extract_html(body)
+    assert triples(page) == [
+        ("/noscript.png", 5, "img", "src"),
+        ("/real", 7, "a", "href"),
+    ]
+    assert page.anchors == frozenset({"tpl"})
+
+
+def test_base_anchors_and_title() -> None:
+    body = b"""<html><head><title>  The  Title \n</title>
+<base href="  /docs/ "><base href="/ignored/">
+</head><body>
+<h1 id="intro">x</h1><a name="old-style">y</a><div name="not-anchor"></div>
+<p id="">empty</p><title>second</title>
+</body></html>"""
+    page = extract_html(body)
+    assert page.base_href == "/docs/"
+    assert page.title == "The  Title"
+    assert page.anchors == frozenset({"intro", "old-style"})
+    assert page.links == []
+
+
+def test_missing_title_and_base() -> None:
+    page = extract_html(b"<p>plain</p>")
+    assert page.title is None
+    assert page.base_href is None
+    assert page.anchors == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "expected"),
+    [
+        (b"\xef\xbb\xbf<p>", "iso-8859-2", "utf-8"),
+        (b"\xff\xfe<\x00p\x00>\x00", None, "utf-16-le"),
+        (b"\xfe\xff\x00<\x00p\x00>", "utf-8", "utf-16-be"),
+        (b"<p>", "ISO-8859-2", "iso8859-2"),
+        (b"<p>", "iso-8859-1", "cp1252"),
+        (b"<p>", "US-ASCII", "cp1252"),
+        (b"<p>", "latin1", "cp1252"),
+        (b"<p>", "Shift_JIS", "shift_jis"),
+        (b'<meta charset="koi8-r"><p>', "no-such-charset", "koi8-r"),
+        (b"<meta charset=windows-1251>", None, "cp1251"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=EUC-JP">', None, "euc_jp"),
+        (b'<!-- <meta charset="koi8-r"> --><meta charset="iso-8859-7">', None, "iso8859-7"),
+        (b'<meta charset="utf-16">', None, "utf-8"),
+        (b'<meta charset="base64">', None, "utf-8"),
+        (b" " * 5000 + b'<meta charset="koi8-r">', None, "utf-8"),
+        (b"<p>", "rot13", "utf-8"),
+        (b"<p>", None, "utf-8"),
+    ],
+)
+def test_sniff_encoding(body: bytes, header: str | None, expected: str) -> None:
+    assert sniff_encoding(body, header) == expected
+
+
+def test_utf8_bom_document() -> None:
+    page = extract_html('\ufeff<a href="/caf\u00e9">x</a>'.encode())
+    assert page.encoding == "utf-8"
+    assert triples(page) == [("/caf\u00e9", 1, "a", "href")]
+
+
+def test_utf16_document() -> None:
+    page = extract_html('\ufeff<p>\n<a href="/\u00fcber">x</a>'.encode("utf-16-le"))
+    assert page.encoding == "utf-16-le"
+    assert triples(page) == [("/\u00fcber", 2, "a", "href")]
+
+
+def test_latin1_page_with_accented_url() -> None:
+    text = '<html><head><meta charset="iso-8859-1"></head>\n<a href="/caf\u00e9.html">x</a>'
+    body = text.encode("latin-1")
+    page = extract_html(body)
+    assert page.encoding == "cp1252"
+    assert triples(page) == [("/caf\u00e9.html", 2, "a", "href")]
+
+
+def test_header_charset_wins_over_meta() -> None:
+    body = '<meta charset="utf-8"><a href="/\u00e9">x</a>'.encode("latin-1")
+    assert extract_html(body, "iso-8859-1").links[0].url == "/\u00e9"
+    assert extract_html(body).links[0].url == "/\ufffd"
+
+
+def test_xml_declaration_and_crlf_newlines() -> None:
+    body = (
+        b'<?xml version="1.0" encoding="utf-8"?>\r\n'
+        b'<html>\r\n<a href="/crlf">x</a>\r<a href="/cr">y</a>'
+    )
+    assert triples(extract_html(body)) == [("/crlf", 3, "a", "href"), ("/cr", 4, "a", "href")]
+
+
+def test_broken_html_still_yields_links() -> None:
+    body = b"""<html><body><div><p>unclosed
+<a href="/one">one <b>bold <i>mixed</b></i>
+< stray less-than <<>>
+<table><tr><td><a href="/two">two</td></table></a>
+<img src="/three.png\x00x"><a href=/four>
+\x00\x01\xff\xfe garbage \x80\x81
+<a href='/five'"""
+    urls = [(link.url, link.line) for link in extract_html(body).links]
+    assert urls[:4] == [("/one", 2), ("/two", 4), ("/three.png\ufffdx", 5), ("/four", 5)]
+
+
+@pytest.mark.parametrize(
+    "body", [b"", b"   \n\t", b"<!-- only a comment -->", b"\x00", b"\xff" * 10]
+)
+def test_empty_documents(body: bytes) -> None:
+    page = extract_html(body)
+    assert page.links == []
+    assert page.base_href is None
+    assert page.title is None
+
+
+def test_lines_beyond_libxml2_limit() -> None:
+    filler = ['<p>filler <a href="/same">same</a> &amp; more</p>'] * 69_998
+    lines = [
+        "<html><body>",
+        *filler,
+        '<a href="/far?a=1&amp;b=2">far</a><img',
+        'src="/late.png">',
+        "<style>",
+        "x { background: url(/late-css.png) }</style>",
+        '<div style="background:url(/late-style.png)">d</div></body></html>',
+    ]
+    assert len(lines) == 70_004
+    page = extract_html("\n".join(lines).encode())
+    same = [link.line for link in page.links if link.url == "/same"]
+    assert same == list(range(2, 70_000))
+    assert triples(page)[-4:] == [
+        ("/far?a=1&b=2", 70_000, "a", "href"),
+        ("/late.png", 70_000, "img", "src"),
+        ("/late-css.png", 70_003, "style", "css"),
+        ("/late-style.png", 70_004, "div", "style"),
+    ]
+
+
+def decoded_line_count(body: bytes, encoding: str) -> int:
+    text = body.decode(encoding, "replace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.count("\n") + 1
+
+
+html_fragments = st.sampled_from(
+    [
+        "<a href='/x'>",
+        '<img src="/i.png" srcset="a 1x, b 2x">',
+        "<a\nhref=/y\n>",
+        "<style>a{b:url(/s.png)}\n</style>",
+        '<div style="background:url(/d.png)">',
+        '<meta http-equiv="refresh" content="0;url=/r">',
+        "<!--",
+        "-->",
+        "<script>",
+        "</script>",
+        "<template>",
+        "</template>",
+        "<",
+        ">",
+        "\n",
+        "\r",
+        "\x00",
+        '"',
+        "'",
+        "<a href=",
+        "&amp;",
+        "<base href=/b>",
+        "<title>",
+        "é",
+        "\ufeff",
+    ]
+)
+documents = st.one_of(
+    st.binary(max_size=2000),
+    st.lists(html_fragments, max_size=40).map(lambda parts: "".join(parts).encode()),
+    st.lists(st.one_of(html_fragments, st.text(max_size=5)), max_size=30).map(
+        lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
+    ),
+)
+
+
+@FAST
+@given(documents, st.sampled_from([None, "utf-8", "latin-1", "utf-16", "bogus", ""]))
+def test_extract_never_raises_and_lines_are_in_range(body: bytes, header: str | None) -> None:
+    page = extract_html(body, header)
+    assert isinstance(page, Page)
+    bom_free = body[3:] if page.encoding == "utf-8" and body.startswith(b"\xef\xbb\xbf") else body
+    if page.encoding.startswith("utf-16") and body[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        bom_free = body[2:]
+    total = decoded_line_count(bom_free, page.encoding)
+    for link in page.links:
+        assert link.url == link.url.strip(" \t\n\r\f")
+        assert link.url
+        assert 1 <= link.line <= total
