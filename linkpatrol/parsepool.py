@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import threading
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -128,7 +129,7 @@ def decide_links(policy: Policy, page: Page, url: str) -> ParsedPage:
     return _from_wire(LinkDecider(policy).page(page, url))
 
 
-def _kid_main(conn: Connection, settings: SiteSettings) -> None:
+def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connection]) -> None:
     """A worker: parse pages sent over the pipe until it closes.
 
     Terminal signals go to the whole process group; the crawl process decides what they
@@ -136,6 +137,8 @@ def _kid_main(conn: Connection, settings: SiteSettings) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for other in inherited:  # a forked worker must not hold the crawl's ends of the pipes
+        other.close()
     decider = LinkDecider(Policy(settings))
     while True:
         try:
@@ -173,24 +176,48 @@ class ParsePool:
         self.hard_limit = hard_limit
         self.settings = settings
         self.size = settings.parse_workers or (os.cpu_count() or 1)
-        self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["linkpatrol.parsepool"])
+        self._forkserver: Any = None
         self._kids: list[_Kid] = []
         self._idle: deque[_Kid] = deque()
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._local: LinkDecider | None = None
         self._closed = False
 
-    def _spawn(self) -> _Kid:
-        parent, child = self._context.Pipe()
-        process = self._context.Process(
-            target=_kid_main, args=(child, self.settings), daemon=True, name="linkpatrol-parser"
+    def start(self) -> None:
+        """Start every worker now, by fork while this process has one thread.
+
+        Forked workers start at once with everything imported, and as direct children
+        their CPU time counts where ``time`` and rusage look for it. A worker replaced
+        later, when threads exist, comes from a fork server instead.
+        """
+        if self.size and threading.active_count() == 1:
+            context = multiprocessing.get_context("fork")
+            for _ in range(self.size):
+                self._spawn(context)
+
+    def _context(self) -> Any:
+        if self._forkserver is None:
+            self._forkserver = multiprocessing.get_context("forkserver")
+            self._forkserver.set_forkserver_preload(["linkpatrol.parsepool"])
+        return self._forkserver
+
+    def _spawn(self, context: Any = None) -> _Kid:
+        forked = context is not None
+        context = context or self._context()
+        parent, child = context.Pipe()
+        inherited = [parent, *(k.conn for k in self._kids)] if forked else []
+        process = context.Process(
+            target=_kid_main,
+            args=(child, self.settings, inherited),
+            daemon=True,
+            name="linkpatrol-parser",
         )
         process.start()
         child.close()
         kid = _Kid(process, parent)
         asyncio.get_running_loop().add_reader(parent.fileno(), self._readable, kid)
         self._kids.append(kid)
+        self._idle.append(kid)
         return kid
 
     def _release(self, kid: _Kid) -> None:
@@ -206,7 +233,9 @@ class ParsePool:
             if self._idle:
                 return self._idle.popleft()
             if len(self._kids) < self.size:
-                return self._spawn()
+                kid = self._spawn()
+                self._idle.remove(kid)
+                return kid
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             await waiter
