@@ -79,7 +79,9 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
         choices=REDIRECT_MODES,
         help="follow: a redirect is a page with one link (default); report: also list as warnings",
     )
-    p.add_argument("--config", metavar="FILE", help=f"configuration file (default: ./{DEFAULT_CONFIG})")
+    p.add_argument(
+        "--config", metavar="FILE", help=f"configuration file (default: ./{DEFAULT_CONFIG})"
+    )
     p.add_argument("--db", metavar="PATH", help="the memory database (default: linkpatrol.db)")
     p.add_argument("-q", "--quiet", action="store_true", default=None, help="only the report")
 
@@ -127,9 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="follow a failing page's remembered links this long after it was good (default 7d)",
     )
-    add("--accept", metavar="STATUSES", help="statuses that are ok, e.g. 200-299,999")
-    add("--warn", metavar="STATUSES", help="statuses that are warnings (default 401,403,429,999)")
-    add("--broken", metavar="STATUSES", help="statuses that are always broken")
+    add("--accept", metavar="STATUSES", help="statuses that are also ok, e.g. 999,403")
+    add("--warn", metavar="STATUSES", help="statuses that are warnings (besides 401,403,429,999)")
+    add("--broken", metavar="STATUSES", help="statuses that are broken, e.g. 403,999")
     add("--hooks", metavar="FILE", help="Python file defining action(url) and/or rewrite(url)")
     add("-v", "--verbose", action="count", default=None, help="-v: a line per URL; -vv: debug")
     add("--log", metavar="FILE", help="append timestamped lines of what was requested and why")
@@ -183,7 +185,9 @@ def _emit(report: Report, settings: SiteSettings) -> None:
         try:
             Path(settings.output).write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise LinkpatrolError(f"{settings.output}: cannot write report: {exc.strerror}") from None
+            raise LinkpatrolError(
+                f"{settings.output}: cannot write report: {exc.strerror}"
+            ) from None
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -195,16 +199,45 @@ def _exit_code(report: Report) -> ExitCode:
     return ExitCode.BROKEN if report.broken else ExitCode.CLEAN
 
 
+def _check_output(settings: SiteSettings) -> None:
+    """Refuse an --output that cannot be written before the crawl, not after it."""
+    if not settings.output:
+        return
+    folder = Path(settings.output).parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise LinkpatrolError(f"{settings.output}: cannot write report: no writable folder")
+    if Path(settings.output).is_dir():
+        raise LinkpatrolError(f"{settings.output}: cannot write report: is a folder")
+
+
+def _check_log(settings: SiteSettings) -> None:
+    """Refuse a --log that cannot be appended to before anything is written."""
+    if not settings.log:
+        return
+    log = Path(settings.log)
+    if log.is_dir():
+        raise LinkpatrolError(f"{settings.log}: cannot open log file: is a folder")
+    target = log if log.exists() else log.parent
+    if not target.exists() or not os.access(target, os.W_OK):
+        raise LinkpatrolError(f"{settings.log}: cannot open log file: not writable")
+
+
 def _run_check(settings: SiteSettings) -> ExitCode:
     from linkpatrol.crawl import Crawl
     from linkpatrol.progress import ConsoleObserver
 
     if not settings.start_urls:
         raise LinkpatrolError("no start URL: give one or more URLs, or 'start' in the config")
-    observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
+    _check_output(settings)
+    _check_log(settings)
+    store = open_store(settings.db, crawl=True)  # a bad memory is refused before the log is touched
+    try:
+        observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
+    except BaseException:
+        store.close()
+        raise
     if not settings.robots:
         observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
-    store = open_store(settings.db, crawl=True)
     try:
         crawl = Crawl(settings, store, observer)
         result = asyncio.run(_with_signals(crawl, observer))
@@ -219,6 +252,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
         observer.close()
         store.close()
     _emit(report, settings)
+    if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is said: a late Ctrl-C changes nothing
     return _exit_code(report)
 
 
@@ -229,10 +264,7 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
     def on_signal(signum: int) -> None:
         received.append(signum)
         if len(received) > 1 and signum == signal.SIGINT:
-            sys.stderr.write(
-                "linkpatrol: stopped at once; the memory is consistent, run again to resume\n"
-            )
-            os._exit(ExitCode.STOPPED)
+            _exit_at_once()
         observer.note(f"{signal.Signals(signum).name}: stopping, saving, writing the report")
         crawl.stop(signal.Signals(signum).name)
 
@@ -243,6 +275,14 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
+        if received:  # a second Ctrl-C while the report is written still exits at once
+            signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
+
+
+def _exit_at_once() -> None:
+    """The second Ctrl-C: leave now; every write so far was a whole transaction."""
+    sys.stderr.write("linkpatrol: stopped at once; the memory is consistent, run again to resume\n")
+    os._exit(ExitCode.STOPPED)
 
 
 def _wants_progress(settings: SiteSettings) -> bool:

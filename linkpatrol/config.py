@@ -131,8 +131,8 @@ class SiteSettings:
     recheck_good: float = 0.0
     follow_ghost: float = 7 * 86400.0
     report_after: float = 0.0
-    accept: frozenset[int] = frozenset(range(200, 300))
-    warn: frozenset[int] = frozenset({401, 403, 429, 999})
+    accept: frozenset[int] = frozenset()
+    warn: frozenset[int] = frozenset()
     broken: frozenset[int] = frozenset()
     rules: tuple[Rule, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
@@ -271,7 +271,7 @@ def _rules(value: Any, where: str) -> tuple[Rule, ...]:
             _check_regex(pattern, here)
         action_name = entry.get("action")
         try:
-            action = Action(action_name)
+            action = Action(str(action_name))
         except ValueError:
             names = ", ".join(a.value for a in Action)
             raise ConfigError(
@@ -320,8 +320,12 @@ def load_file(path: Path) -> dict[str, Any]:
 
 def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dict[str, Any]:
     values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for raw_key, value in data.items():
         key = raw_key.replace("-", "_")
+        if key in spelled:
+            raise ConfigError(f"{where}: key '{raw_key}' given twice (also as '{spelled[key]}')")
+        spelled[key] = raw_key
         if key == "rule":
             values["rules"] = _rules(value, where)
         elif key == "rewrite":
@@ -338,6 +342,8 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
         hooks = Path(values["hooks"])
         if not hooks.is_absolute():
             hooks = base_dir / hooks
+        if not hooks.is_file():
+            raise ConfigError(f"{where}: key 'hooks': hooks file not found: {hooks}")
         values["hooks"] = str(hooks)
     return values
 
@@ -360,7 +366,8 @@ def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> S
     merged = {**file_values, **cli_values}
     settings = SiteSettings(**merged)
     if settings.hooks is not None and not Path(settings.hooks).is_file():
-        raise ConfigError(f"key 'hooks': hooks file not found: {settings.hooks}")
+        where = "option --hooks" if "hooks" in cli_values else "key 'hooks'"
+        raise ConfigError(f"{where}: hooks file not found: {settings.hooks}")
     return settings
 
 

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -108,6 +108,9 @@ class Crawl:
         self._pass: PassInfo | None = None
         self._buffered = 0
         self._parser: ParsePool | None = None
+        self._unstarted = 0
+        self._budget_spent = False
+        self._announced: set[str] = set()
 
     # ---- plumbing ------------------------------------------------------------
 
@@ -127,21 +130,25 @@ class Crawl:
         started = time.monotonic()
         now = time.time()
         start_urls = self._start_urls()
-        self._pass = await self._call(
-            self.store.begin_pass, start_urls, now, self.settings.max_urls
-        )
-        pass_id = self._pass.id
-        self.observer.pass_started(self._pass)
-        await self._call(
-            self.store.seed, pass_id, [(u, self.policy.action(u)) for u in start_urls], now
-        )
         self._parser = ParsePool(self.settings, self.hard_limit)
+        self._parser.start()
+        try:
+            self._pass = await self._call(
+                self.store.begin_pass, start_urls, now, self.settings.max_urls
+            )
+            pass_id = self._pass.id
+            self.observer.pass_started(self._pass)
+            seeds = [(u, self.policy.action(u)) for u in start_urls]
+            await self._call(self.store.seed, pass_id, seeds, now)
+        except BaseException:
+            self._parser.close()
+            self._db.shutdown(wait=True)
+            raise
         await self.fetcher.start()
         timer = None
-        if self.settings.max_time > 0:
-            remaining = self.settings.max_time - self._pass.elapsed
+        if self.settings.max_time > 0:  # per run, so the same command resumes and progresses
             timer = asyncio.get_running_loop().call_later(
-                max(0.0, remaining), self.stop, "max-time"
+                self.settings.max_time, self.stop, "max-time"
             )
         complete = False
         try:
@@ -192,8 +199,11 @@ class Crawl:
             if self._stop_reason is not None:
                 return False
             now = time.monotonic()
+            # batch writes while there is other work at hand; when none is queued, new
+            # work can only come from these outcomes, so write them at once
+            starving = claim_empty and self._buffered == 0
             if self._outcomes and (
-                len(self._outcomes) >= FLUSH_BATCH or now - last_flush >= FLUSH_INTERVAL
+                starving or len(self._outcomes) >= FLUSH_BATCH or now - last_flush >= FLUSH_INTERVAL
             ):
                 await self._flush()
                 last_flush = now
@@ -207,13 +217,11 @@ class Crawl:
                 self.stats.queued = await self._call(self.store.pending, pass_id)
                 self.stats.requests = self.fetcher.requests + self._extra_requests
                 self.observer.progress(self.stats)
-            if (
-                claim_empty
-                and not self._inflight
-                and not self._outcomes
-                and self._buffered == 0
-            ):
+            if claim_empty and not self._inflight and not self._outcomes and self._buffered == 0:
                 return True
+            if self._budget_spent and not self._inflight and not self._outcomes:
+                self.stop("max-requests")
+                continue
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._next_wait()):
@@ -316,8 +324,7 @@ class Crawl:
                 and len(self._inflight) < self.settings.concurrency
                 and host.next_at <= now
             ):
-                if self.settings.max_requests and self.fetcher.requests >= self.settings.max_requests:
-                    self.stop("max-requests")
+                if self._out_of_requests():
                     return
                 task = host.waiting.popleft()
                 self._buffered -= 1
@@ -329,7 +336,15 @@ class Crawl:
                 delay = max(self.settings.delay, host.robots.crawl_delay())
                 if delay > 0:
                     host.next_at = now + delay
+                self._unstarted += 1
                 self._spawn(self._work(task, host))
+
+    def _out_of_requests(self) -> bool:
+        """--max-requests reached: start nothing new; the run stops once in-flight work ends."""
+        limit = self.settings.max_requests
+        if limit and self.fetcher.requests + self._unstarted >= limit:
+            self._budget_spent = True
+        return self._budget_spent
 
     def _robots_verdict(self, robots: Robots, task: Task) -> Outcome | None:
         if robots.unreachable:
@@ -365,7 +380,22 @@ class Crawl:
         if outcome.state is State.BROKEN:
             self.stats.broken += 1
         self.observer.url_checked(task.url, outcome)
+        self._announce_links(outcome)
         self._wake.set()
+
+    def _announce_links(self, outcome: Outcome) -> None:
+        """Links the memory settles without a request (record, invalid) get their line too."""
+        for found in outcome.links or ():
+            if found.invalid is None and found.action is not Action.RECORD:
+                continue
+            if found.url in self._announced:
+                continue
+            self._announced.add(found.url)
+            settled = Outcome(0, found.action, State.UNCHECKED, checked=False)
+            if found.invalid is not None:
+                settled.state, settled.error = State.BROKEN, f"invalid URL: {found.invalid}"
+                self.stats.broken += 1
+            self.observer.url_checked(found.url, settled)
 
     async def _flush(self, final: bool = False) -> None:
         if not self._outcomes and not self._extra_requests:
@@ -411,25 +441,31 @@ class Crawl:
         return headers
 
     async def _work(self, task: Task, host: _Host) -> None:
+        self._unstarted -= 1  # the fetch below counts its request before it first yields
         action = task.action
         why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
+
+        def pace() -> Awaitable[None]:
+            return self._pace(host)
+
         try:
             if action is Action.PARSE:
                 self.observer.requesting("GET", task.url, why)
                 response = await self.fetcher.fetch(
-                    "GET", task.url, headers=self._headers(task, True), want_body=True
+                    "GET", task.url, headers=self._headers(task, True), want_body=True, pace=pace
                 )
                 requests = response.attempts
             else:
                 self.observer.requesting("HEAD", task.url, why)
                 response = await self.fetcher.fetch(
-                    "HEAD", task.url, headers=self._headers(task, True)
+                    "HEAD", task.url, headers=self._headers(task, True), pace=pace
                 )
                 requests = response.attempts
                 if self._head_failed(response):
+                    await self._pace(host)
                     self.observer.requesting("GET", task.url, why + "; HEAD failed")
                     response = await self.fetcher.fetch(
-                        "GET", task.url, headers=self._headers(task, False)
+                        "GET", task.url, headers=self._headers(task, False), pace=pace
                     )
                     requests += response.attempts
         finally:
@@ -440,10 +476,20 @@ class Crawl:
         outcome.fetched = True
         self._settle(task, outcome)
 
+    async def _pace(self, host: _Host) -> None:
+        """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
+        delay = max(self.settings.delay, host.robots.crawl_delay() if host.robots else 0.0)
+        if delay <= 0:
+            return
+        while (wait := host.next_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+        host.next_at = time.monotonic() + delay
+
     @staticmethod
     def _head_failed(response: Response) -> bool:
+        """HEAD refused or broken: worth a GET, unless the server asked us to slow down."""
         if response.status is not None:
-            return response.status >= 400
+            return response.status >= 400 and response.status != 429
         return response.reachable and not response.transient
 
     async def _judge(self, task: Task, action: Action, response: Response) -> Outcome:
@@ -461,9 +507,11 @@ class Crawl:
             outcome.error = response.error
             await self._follow_ghost(task, outcome)
             return outcome
-        if status == 304:
+        if status == 304:  # unchanged: the page still is what it was, status included
             outcome.state = State.OK
             outcome.content_type = task.content_type
+            if task.state is State.OK and task.http_status:
+                outcome.http_status = task.http_status
             if action is Action.PARSE and task.links_at is not None:
                 outcome.links = await self._remembered_links(task)
                 outcome.links_unchanged = True

@@ -12,6 +12,7 @@ import errno
 import random
 import ssl
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -158,10 +159,12 @@ class Fetcher:
         headers: dict[str, str] | None = None,
         want_body: bool = False,
         any_type: bool = False,
+        pace: Callable[[], Awaitable[None]] | None = None,
     ) -> Response:
         """One request, retried on transient failures with back-off and Retry-After.
 
         With ``want_body`` an HTML body is read (``any_type``: any body), up to --max-size.
+        ``pace`` is awaited before each retry, so retries keep the host's --delay too.
         """
         attempts = 0
         while True:
@@ -177,6 +180,8 @@ class Fetcher:
             elif wait > MAX_RETRY_AFTER:
                 return response
             await asyncio.sleep(wait)
+            if pace is not None:
+                await pace()
 
     async def _once(
         self, method: str, url: str, headers: dict[str, str], want_body: bool, any_type: bool

@@ -11,6 +11,7 @@ noticed and replaced. A page whose kid hung or died is tried once more, then jud
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -285,7 +286,9 @@ class ParsePool:
         kid.future = loop.create_future()
         future = kid.future
         try:
-            kid.conn.send_bytes(pickle.dumps((url, body, charset), protocol=pickle.HIGHEST_PROTOCOL))
+            kid.conn.send_bytes(
+                pickle.dumps((url, body, charset), protocol=pickle.HIGHEST_PROTOCOL)
+            )
         except OSError:
             self._bury(kid, _KidGone("parser crashed (pipe closed)"))
         else:
@@ -293,7 +296,7 @@ class ParsePool:
         status, payload = await future
         if status == "error":
             raise payload
-        return payload  # type: ignore[no-any-return]
+        return payload  # type: ignore[no-any-return,unused-ignore]
 
     async def parse(self, url: str, body: bytes, charset: str | None) -> ParsedPage:
         if self.size == 0 or self._closed:
@@ -314,10 +317,8 @@ class ParsePool:
         """Stop every kid; pages still waiting fail (the crawl is ending)."""
         self._closed = True
         for kid in list(self._kids):
-            try:
+            with contextlib.suppress(RuntimeError, ValueError, OSError):
                 asyncio.get_running_loop().remove_reader(kid.conn.fileno())
-            except (RuntimeError, ValueError, OSError):
-                pass
             if kid.timer is not None:
                 kid.timer.cancel()
             kid.conn.close()

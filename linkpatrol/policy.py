@@ -154,5 +154,6 @@ class Policy:
             return "not requested: URL carries a user name or password"
         depth = path_depth(url)
         if depth > self.settings.max_depth:
-            return f"not requested: {depth} path segments, over --max-depth {self.settings.max_depth}"
+            limit = self.settings.max_depth
+            return f"not requested: {depth} path segments, over --max-depth {limit}"
         return None

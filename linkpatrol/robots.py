@@ -69,11 +69,14 @@ def skipped(site_origin: str) -> Robots:
 
 
 def is_fresh(record: SiteRecord, now: float) -> bool:
+    """An answer is reused for a day; a failure is asked again next run (the host may be back)."""
+    if record.state in ("error", "unreachable"):
+        return False
     return now - record.fetched_at < ROBOTS_MAX_AGE
 
 
 async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, int]:
-    """Fetch ``/robots.txt`` following up to five redirects; returns the record and requests made."""
+    """Fetch ``/robots.txt``, following up to five redirects; also says how many requests."""
     url = site_origin + "/robots.txt"
     requests = 0
     for _ in range(ROBOTS_MAX_REDIRECTS + 1):
@@ -95,7 +98,8 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
         if 400 <= status < 500:
             return SiteRecord(site_origin, "missing", status, None, now), requests
         return SiteRecord(site_origin, "error", status, None, now), requests
-    return SiteRecord(site_origin, "missing", None, None, time.time(), "too many redirects"), requests
+    record = SiteRecord(site_origin, "missing", None, None, time.time(), "too many redirects")
+    return record, requests
 
 
 __all__ = ["Robots", "fetch_robots", "is_fresh", "origin", "robots_from_record", "skipped"]

@@ -6,18 +6,24 @@ from linkpatrol.config import SiteSettings
 from linkpatrol.model import State
 
 MAX_REDIRECT_HOPS = 10
+# answers that mean "this server refuses robots" rather than "this link is gone"
+DEFAULT_WARN = frozenset({401, 403, 429, 999})
 
 
 def judge_status(status: int, settings: SiteSettings) -> State:
-    """The verdict for an HTTP status; the user's lists win over the defaults."""
+    """The verdict for an HTTP status: the user's lists (broken, warn, accept) win over defaults."""
     if status in settings.broken:
         return State.BROKEN
-    if status in settings.accept or status == 304:
-        return State.OK
     if status in settings.warn:
         return State.WARNING
+    if status in settings.accept:
+        return State.OK
+    if 200 <= status < 300 or status == 304:
+        return State.OK
     if 300 <= status < 400:
         return State.REDIRECT
+    if status in DEFAULT_WARN:
+        return State.WARNING
     if status >= 400:
         return State.BROKEN
     return State.WARNING

@@ -46,6 +46,7 @@ Handler = Callable[[BaseHTTPRequestHandler], int]
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in separate sends
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -129,7 +130,9 @@ class TestSite:
         self._server.site = self
         self.port = self._server.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def __enter__(self) -> TestSite:
         self.start()

@@ -35,9 +35,7 @@ def small_site(outside: str, dead: str) -> dict[str, Page]:
                 "</body></html>",
             )
         ),
-        "/docs/page.html": Page(
-            html("<p>", "text", '<a href="/missing.html">again</a>', "</p>")
-        ),
+        "/docs/page.html": Page(html("<p>", "text", '<a href="/missing.html">again</a>', "</p>")),
     }
 
 

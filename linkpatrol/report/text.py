@@ -9,6 +9,7 @@ from linkpatrol.model import State
 from linkpatrol.report import Entry, Referrer, Report, iso
 from linkpatrol.urls import relative_to
 
+LIMITED_SHOWN = 100  # URLs left out by a limit listed in the text report
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -61,9 +62,7 @@ def _grouped(referrers: Iterable[Referrer], base: str) -> list[str]:
 def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry]) -> list[str]:
     lines = [f"  {clean(entry.url)}", f"    {clean(_status_line(entry))}"]
     referrers = _grouped(entry.referrers, base)
-    redirected_from = [
-        by_url[r.url] for r in entry.referrers if r.line is None and r.url in by_url
-    ]
+    redirected_from = [by_url[r.url] for r in entry.referrers if r.line is None and r.url in by_url]
     for source in redirected_from:
         for page in _grouped(source.referrers, base):
             referrers.append(f"{page} (via {relative_to(source.url, base)})")
@@ -77,6 +76,8 @@ def render_text(report: Report) -> str:
     base = report.start_urls[0] if report.start_urls else ""
     by_url = {e.url: e for e in report.entries if e.state is State.REDIRECT}
     state = "complete" if report.complete else f"INCOMPLETE, stopped by {report.stop_reason}"
+    if not report.complete and report.stop_reason is None:
+        state = "INCOMPLETE, still running or cut off"
     out = [
         f"linkpatrol {report.version}: pass {report.pass_id} of "
         f"{', '.join(clean(u) for u in report.start_urls)} ({state})",
@@ -100,6 +101,13 @@ def render_text(report: Report) -> str:
         for entry in warnings:
             out.append("")
             out.extend(_entry_block(entry, base, by_url))
+        out.append("")
+    limited = [e for e in report.entries if e.state is State.UNCHECKED and e.error]
+    if limited:
+        out.append(f"Not checked, a limit was reached ({len(limited)}):")
+        out.extend(f"  {clean(e.url)}  ({clean(e.error or '')})" for e in limited[:LIMITED_SHOWN])
+        if len(limited) > LIMITED_SHOWN:
+            out.append(f"  ... and {len(limited) - LIMITED_SHOWN} more (--format json lists all)")
         out.append("")
     if report.xref:
         out.append("Cross-reference:")

@@ -138,7 +138,9 @@ class SqliteStore:
     @staticmethod
     def _explain(exc: sqlite3.Error) -> str:
         text = str(exc)
-        if "not a database" in text or "malformed" in text:
+        if "malformed" in text:
+            return f"damaged database ({text}); restore a copy or start a new one"
+        if "not a database" in text:
             return f"not a linkpatrol database ({text})"
         if "readonly" in text or "read-only" in text:
             return "database is read-only"
@@ -151,9 +153,8 @@ class SqliteStore:
     def _prepare(self, crawl: bool) -> None:
         db = self._db
         db.execute("PRAGMA busy_timeout = 10000")
-        tables = {
-            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        }
+        self._check_size()
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and "meta" not in tables:
             raise StoreError(f"{self.location}: not a linkpatrol database (no meta table)")
         if "meta" in tables:
@@ -168,7 +169,8 @@ class SqliteStore:
             if "meta" not in tables:
                 raise StoreError(f"{self.location}: empty database (no pass recorded yet)")
             return
-        if not os.access(self.location, os.W_OK):
+        # the mode bits count even for root, whom os.access lets write anything
+        if not os.access(self.location, os.W_OK) or not os.stat(self.location).st_mode & 0o222:
             raise StoreError(f"{self.location}: database is read-only")
         self._lock()
         db.execute("PRAGMA journal_mode = WAL")
@@ -180,6 +182,24 @@ class SqliteStore:
             db.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
+            )
+
+    def _check_size(self) -> None:
+        """Refuse a file shorter than its header says (a truncated copy) before any write."""
+        try:
+            size = os.path.getsize(self.location)
+            wal = Path(self.location + "-wal")
+            wal_size = wal.stat().st_size if wal.exists() else 0
+        except OSError:
+            return
+        if size == 0:
+            return
+        page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+        pages = int(self._db.execute("PRAGMA page_count").fetchone()[0])
+        if size % page_size or (wal_size == 0 and size < pages * page_size):
+            raise StoreError(
+                f"{self.location}: damaged database: the file is truncated "
+                f"({size} bytes, its header says {pages * page_size})"
             )
 
     def _lock(self) -> None:
@@ -276,10 +296,13 @@ class SqliteStore:
                 )
                 resumed = True
             else:
-                pass_id = db.execute(
-                    "INSERT INTO passes(start_urls, started_at, max_urls) VALUES(?, ?, ?)",
-                    (encoded, now, max_urls),
-                ).lastrowid or 0
+                pass_id = (
+                    db.execute(
+                        "INSERT INTO passes(start_urls, started_at, max_urls) VALUES(?, ?, ?)",
+                        (encoded, now, max_urls),
+                    ).lastrowid
+                    or 0
+                )
                 db.execute("DELETE FROM frontier WHERE pass_id != ?", (pass_id,))
                 resumed = False
         return self._pass(pass_id, resumed)
@@ -310,7 +333,9 @@ class SqliteStore:
 
     def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None:
         with self._tx():
-            targets = {url: (Discovered(url, None, action), None) for url, action in urls}
+            targets: dict[str, tuple[Discovered, int | None]] = {
+                url: (Discovered(url, None, action), None) for url, action in urls
+            }
             self._discover(pass_id, targets, now)
 
     def claim(
@@ -408,13 +433,18 @@ class SqliteStore:
         """Make sure every target URL has a row; queue those new to this pass."""
         db = self._db
         ids: dict[str, tuple[int, int | None]] = {}
+        invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
         urls = list(targets)
         for chunk in _chunks(urls):
-            for url_id, url, seen in db.execute(
-                f"SELECT id, url, seen_pass FROM urls WHERE url IN ({','.join('?' * len(chunk))})",
+            for url_id, url, seen, error in db.execute(
+                "SELECT id, url, seen_pass, CASE WHEN state = 'broken' AND http_status IS NULL "
+                "AND last_good IS NULL AND error LIKE 'invalid URL: %' THEN error END "
+                f"FROM urls WHERE url IN ({','.join('?' * len(chunk))})",
                 list(chunk),
             ):
                 ids[url] = (url_id, seen)
+                if error is not None:
+                    invalid[url] = error
         missing = [u for u in urls if u not in ids]
         if missing:
             db.executemany(
@@ -439,10 +469,9 @@ class SqliteStore:
                 found, referrer = targets[url]
                 url_id = ids[url][0]
                 marked.append((pass_id, found.action.value, referrer, url_id))
-                if found.invalid is not None:
-                    settled.append(
-                        (State.BROKEN.value, f"invalid URL: {found.invalid}", now, pass_id, url_id)
-                    )
+                if found.invalid is not None or url in invalid:
+                    reason = f"invalid URL: {found.invalid}" if found.invalid else invalid[url]
+                    settled.append((State.BROKEN.value, reason, now, pass_id, url_id))
                 elif found.action is Action.RECORD:
                     settled.append((State.UNCHECKED.value, None, None, pass_id, url_id))
                 elif max_urls and seen >= max_urls:
@@ -525,6 +554,7 @@ class SqliteStore:
                         o.http_status,
                         o.error,
                         o.content_type,
+                        o.links_unchanged,
                         o.base_url,
                         o.redirect_to,
                         o.last_modified,
@@ -544,7 +574,8 @@ class SqliteStore:
             if updates:
                 db.executemany(
                     "UPDATE urls SET action = ?, state = ?, http_status = ?, error = ?, "
-                    "content_type = ?, base_url = ?, redirect_to = ?, "
+                    "content_type = ?, base_url = CASE WHEN ? THEN base_url ELSE ? END, "
+                    "redirect_to = ?, "
                     "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
                     "last_checked = coalesce(?, last_checked), last_good = ?, "
                     "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "

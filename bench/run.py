@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Benchmark linkpatrol against its peers on a generated loopback site.
+
+    python bench/run.py [--pages 2000] [--reps 3] [--tools linkpatrol,linklint,linkinator]
+                        [--kit ../shared/bench] [--no-install] [--out bench/RESULTS.md]
+
+Uses the shared benchmark kit: ``gen_site.py`` writes a site with planted broken
+links, ``serve.sh`` serves it with nginx on 127.0.0.1, ``run_peers.py`` runs each tool
+under ``/usr/bin/time -v`` and scores it. This script adds linkpatrol's ratios to each
+peer and the cost of a second run over the same memory (``--recheck-good 1d``, and a
+plain run that sends only conditional requests), and writes a Markdown table.
+Not part of the test suite: it takes minutes and needs nginx and the peers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DEFAULT_KIT = ROOT.parent / "shared" / "bench"
+ACCESS_LOG = Path(os.environ.get("NGINX_RUN", "/tmp/bench-nginx")) / "access.log"
+PEERS = ["linklint", "linkinator", "linkchecker", "checklink", "blc", "wget2"]
+
+
+def sh(*cmd: str | Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.run([str(c) for c in cmd], text=True, check=True, **kw)  # type: ignore[call-overload]
+
+
+def linkpatrol_command() -> str:
+    found = shutil.which("linkpatrol")
+    if not found:
+        sys.exit("bench: 'linkpatrol' is not on PATH (pip install . first)")
+    return found
+
+
+def median_runs(results: Path, label: str) -> dict[str, dict]:
+    """Per tool, the run with the median wall time."""
+    by_tool: dict[str, list[dict]] = {}
+    for file in sorted((results / label).glob("*.json")):
+        record = json.loads(file.read_text())
+        by_tool.setdefault(record["tool"], []).append(record)
+    chosen = {}
+    for tool, runs in by_tool.items():
+        runs.sort(key=lambda r: r["wall_s"])
+        chosen[tool] = runs[len(runs) // 2]
+    return chosen
+
+
+def access_log_size() -> int:
+    try:
+        return ACCESS_LOG.stat().st_size
+    except OSError:
+        return 0
+
+
+def server_requests_since(offset: int) -> dict[str, int]:
+    time.sleep(1.3)  # nginx flushes its buffered log every second
+    counts: dict[str, int] = {}
+    with ACCESS_LOG.open("rb") as log:
+        log.seek(offset)
+        for line in log.read().decode(errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) >= 3:
+                key = f"{parts[1]} {parts[2]}"
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def timed(cmd: list[str], cwd: Path) -> dict:
+    started = time.perf_counter()
+    before = os.times()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    after = os.times()
+    wall = time.perf_counter() - started
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 2), "exit": proc.returncode}
+
+
+def second_runs(kit: Path, site_dir: Path, start: str, reps: int) -> list[dict]:
+    """First run, then --recheck-good 1d, then a plain conditional run, on one memory."""
+    command = linkpatrol_command()
+    rows = []
+    subprocess.run([str(kit / "serve.sh"), "start", str(site_dir)], check=True)
+    try:
+        for _ in range(reps):
+            work = Path(tempfile.mkdtemp(prefix="lp-second-"))
+            base = [
+                command,
+                "check",
+                start,
+                "--format",
+                "json",
+                "--output",
+                "report.json",
+                "-q",
+                "--db",
+                "bench.db",
+                "--concurrency",
+                "16",
+            ]
+            for name, extra in (
+                ("first run", []),
+                ("--recheck-good 1d", ["--recheck-good", "1d"]),
+                ("plain second run", []),
+            ):
+                offset = access_log_size()
+                figures = timed(base + extra, work)
+                figures["server"] = server_requests_since(offset)
+                figures["name"] = name
+                rows.append(figures)
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        subprocess.run([str(kit / "serve.sh"), "stop"], check=False)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--tools", default="linkpatrol,linklint,linkinator,linkchecker,wget2")
+    parser.add_argument("--kit", type=Path, default=DEFAULT_KIT)
+    parser.add_argument("--no-install", action="store_true", help="peers are installed already")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args()
+
+    kit = args.kit.resolve()
+    if not (kit / "run_peers.py").is_file():
+        sys.exit(f"bench: no benchmark kit at {kit}")
+    if not args.no_install:
+        sh("bash", kit / "install_peers.sh")
+    site_dir = Path(f"/tmp/bench-site/{args.pages}")
+    if not (site_dir / "truth.json").is_file():
+        sh(sys.executable, kit / "gen_site.py", "--pages", str(args.pages), "--out", site_dir)
+    truth = json.loads((site_dir / "truth.json").read_text())
+    results = Path(tempfile.mkdtemp(prefix="lp-bench-results-"))
+    env = dict(os.environ, LINKPATROL=linkpatrol_command(), BENCH_RESULTS=str(results))
+    sh(
+        sys.executable,
+        kit / "run_peers.py",
+        "run",
+        "--site",
+        site_dir,
+        "--tools",
+        args.tools,
+        "--reps",
+        str(args.reps),
+        "--results",
+        results,
+        env=env,
+    )
+    runs = median_runs(results, str(truth["counts"]["html_pages"]))
+    second = second_runs(kit, site_dir, truth["start_url"], max(1, args.reps))
+
+    lines = [
+        f"# Benchmark: {args.pages}-page generated site on 127.0.0.1 "
+        f"({os.cpu_count()} cores, median of {args.reps})",
+        "",
+        "| tool | wall s | CPU s | peak RSS MB | URLs | URLs/s | recall | false reports "
+        "| server requests |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for tool, r in sorted(runs.items(), key=lambda kv: kv[1]["wall_s"]):
+        lines.append(
+            f"| {tool} | {r['wall_s']} | {r['cpu_s']} | {r['max_rss_mb']} | "
+            f"{r['urls_checked']} | {r['urls_per_s']} | {r['found']}/{r['planted']} | "
+            f"{len(r['false_reports'])} | {r['server_requests_total']} |"
+        )
+    ours = runs.get("linkpatrol")
+    if ours and ours.get("urls_per_s"):
+        lines += ["", "linkpatrol's speed (URLs/s) relative to each peer:", ""]
+        for tool, r in sorted(runs.items()):
+            if tool != "linkpatrol" and r.get("urls_per_s"):
+                lines.append(f"- {tool}: {ours['urls_per_s'] / r['urls_per_s']:.2f}x")
+    lines += [
+        "",
+        "Second run over the same memory (nothing changed on the site):",
+        "",
+        "| run | wall s | CPU s | server requests | by method and status |",
+        "|---|---:|---:|---:|---|",
+    ]
+    grouped: dict[str, list[dict]] = {}
+    for row in second:
+        grouped.setdefault(row["name"], []).append(row)
+    first_wall = statistics.median(r["wall_s"] for r in grouped["first run"])
+    for name, rows in grouped.items():
+        row = sorted(rows, key=lambda r: r["wall_s"])[len(rows) // 2]
+        detail = ", ".join(f"{k}: {v}" for k, v in sorted(row["server"].items()))
+        ratio = f" ({row['wall_s'] / first_wall:.2f}x of first)" if name != "first run" else ""
+        lines.append(
+            f"| {name} | {row['wall_s']}{ratio} | {row['cpu_s']} | "
+            f"{sum(row['server'].values())} | {detail} |"
+        )
+    text = "\n".join(lines) + "\n"
+    args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

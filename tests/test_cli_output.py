@@ -1,0 +1,268 @@
+"""What people and cron see: exit codes, -q, -v, --log, and progress only on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Runner
+from tests.sitesrv import Page, html
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d) ")
+
+
+def clean_site() -> dict[str, Page]:
+    return {
+        "/": Page(html("<html><body>", '<a href="/a.html">a</a>', "</body></html>")),
+        "/a.html": Page(html("<p>", '<a href="/">home</a>', "</p>")),
+        "/robots.txt": Page("", status=404),
+    }
+
+
+def broken_site(outside: str) -> dict[str, Page]:
+    return {
+        "/": Page(
+            html(
+                "<html><body>",
+                '<a href="/a.html">a</a>',
+                '<a href="/gone.html">gone</a>',
+                f'<a href="{outside}/far">far</a>',
+                '<a href="mailto:web@example.com">mail</a>',
+                '<a href="http://[::1">bad</a>',
+                "</body></html>",
+            )
+        ),
+        "/a.html": Page(html("<p>", '<a href="/gone.html">gone</a>', "</p>")),
+        "/robots.txt": Page("", status=404),
+    }
+
+
+def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve) -> None:
+    clean = serve(clean_site())
+    far = serve({"/far": Page("far")})
+    broken = serve(broken_site(far.base))
+
+    ok = run.check(clean.url("/"))
+    bad = run.check(broken.url("/"), "--db", str(run.cwd / "other.db"))
+
+    assert ok.returncode == 0, ok.stderr
+    assert "(complete)" in ok.stdout and "Broken links" not in ok.stdout
+    assert bad.returncode == 1, bad.stderr
+    assert "Broken links (2):" in bad.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["check", "--no-such-option", "http://127.0.0.1:9/"], "--no-such-option"),
+        (["check", "--max-time", "soon", "http://127.0.0.1:9/"], "soon"),
+        (["check", "--recheck-good=-3d", "http://127.0.0.1:9/"], "-3d"),
+        (["check", "--concurrency", "lots", "http://127.0.0.1:9/"], "lots"),
+        (["check"], "no start URL"),
+        (["check", "--format", "xml", "http://127.0.0.1:9/"], "xml"),
+        (["frobnicate"], "frobnicate"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line_and_write_nothing(
+    run: Runner, args: list[str], needle: str
+) -> None:
+    log = run.cwd / "run.log"
+    proc = run(*args[:1], "--db", run.db, "--log", str(log), *args[1:])
+
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("linkpatrol") and needle in lines[0]
+    assert sorted(os.listdir(run.cwd)) == []
+
+
+def test_exit_3_when_stopped_early(run: Runner, serve) -> None:
+    site = serve(clean_site())
+
+    proc = run.check(site.url("/"), "--max-requests", "1")
+
+    assert proc.returncode == 3
+    assert "INCOMPLETE, stopped by max-requests" in proc.stdout
+    again = run.check(site.url("/"))
+    assert again.returncode == 0, again.stdout
+    assert "(complete)" in again.stdout
+
+
+def test_quiet_prints_nothing_when_nothing_is_reportable(run: Runner, serve) -> None:
+    site = serve(clean_site())
+    site.pages["/a.html"] = Page(html("<p>", '<a href="/gone.html">gone</a>', "</p>"))
+
+    # broken, but failing for less than --report-after: nothing to say yet
+    waiting = run.check(site.url("/"), "-q", "--report-after", "2d")
+
+    assert (waiting.returncode, waiting.stdout, waiting.stderr) == (0, "", "")
+    site.pages["/a.html"] = Page("<p>fixed</p>")
+    clean = run.check(site.url("/"), "-q")
+    assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
+
+
+def test_quiet_with_broken_links_prints_the_report_only(run: Runner, serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    proc = run.check(site.url("/"), "-q", "--no-robots")
+
+    assert proc.returncode == 1
+    assert proc.stderr == ""  # not even the --no-robots warning
+    assert proc.stdout.startswith("linkpatrol ")
+    assert "Broken links (2):" in proc.stdout and "Summary:" in proc.stdout
+
+
+def test_verbose_prints_one_line_per_url_with_its_verdict(run: Runner, serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    proc = run.check(site.url("/"), "-v", "--format", "json")
+
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    lines = proc.stderr.splitlines()
+    verdicts = {}
+    for line in lines:
+        state, _status, url, *_ = [*line.split(maxsplit=3), ""]
+        verdicts.setdefault(url, []).append(state)
+    expected = {e["url"]: [e["state"]] for e in report["urls"]}
+    assert verdicts == expected
+    assert len(lines) == len(report["urls"])
+
+
+def test_very_verbose_also_says_what_is_requested_and_why(run: Runner, serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    proc = run.check(site.url("/"), "-vv")
+
+    assert proc.returncode == 1
+    err = proc.stderr
+    assert f"starting pass 1 of {site.url('/')}" in err
+    assert f"GET {site.url('/a.html')} (parse, linked from {site.url('/')})" in err
+    assert f"HEAD {far.url('/far')} (check, linked from {site.url('/')})" in err
+    assert re.search(rf"^broken +404 {re.escape(site.url('/gone.html'))}", err, re.M)
+
+
+def test_log_appends_timestamped_lines_of_what_was_requested_and_why(run: Runner, serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+    log = run.cwd / "crawl.log"
+
+    first = run.check(site.url("/"), "--log", str(log))
+
+    assert first.returncode == 1
+    assert first.stderr == ""  # the log is no reason to talk
+    text = log.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert lines and all(STAMP.match(line) for line in lines), text
+    home = site.url("/")
+    assert f"GET {site.url('/robots.txt')} (robots.txt)" in text
+    assert f"GET {site.url('/a.html')} (parse, linked from {home})" in text
+    assert f"HEAD {far.url('/far')} (check, linked from {home})" in text
+    assert re.search(rf"GET {re.escape(site.url('/gone.html'))} \(parse, linked from ", text)
+    assert any("broken" in line and site.url("/gone.html") in line for line in lines)
+
+    second = run.check(site.url("/"), "--log", str(log))
+
+    assert second.returncode == 1
+    again = log.read_text(encoding="utf-8")
+    assert again.startswith(text) and len(again) > len(text)
+    assert "pass 2" in again[len(text) :]
+
+
+def test_no_progress_output_when_stdout_is_not_a_terminal(run: Runner, serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    proc = run.check(site.url("/"))
+
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+    assert "\x1b" not in proc.stdout
+
+
+def slow(body: str, pause: float) -> Any:
+    def serve(request: Any) -> int:
+        time.sleep(pause)
+        return int(request._send_page(Page(body), request.path))
+
+    return serve
+
+
+def test_progress_is_shown_on_a_terminal(run: Runner, serve) -> None:
+    links = [f'<a href="/s/{k}">s</a>' for k in range(8)]
+    pages: dict[str, Any] = {"/": Page(html("<body>", *links, "</body>"))}
+    pages.update({f"/s/{k}": slow("<p>slow</p>", 0.4) for k in range(8)})
+    site = serve(pages)
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    env["TERM"] = "xterm"
+    try:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "linkpatrol",
+                "check",
+                "--db",
+                run.db,
+                "--per-host",
+                "2",
+                site.url("/"),
+            ],
+            cwd=run.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    shown = b"".join(chunks).decode("utf-8", "replace")
+
+    assert proc.returncode == 0
+    live = r"\d+ done · \d+ queued · \d+ in flight · \d+ broken · \d+ req/s"
+    assert re.search(live, shown), shown
+    assert "(complete)" in shown
+
+
+def test_report_to_a_file_with_output(run: Runner, serve, tmp_path: Path) -> None:
+    site = serve(clean_site())
+    out = tmp_path / "report.txt"
+
+    proc = run.check(site.url("/"), "--output", str(out))
+
+    assert proc.returncode == 0
+    assert proc.stdout == ""
+    assert "(complete)" in out.read_text(encoding="utf-8")

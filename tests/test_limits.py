@@ -1,0 +1,403 @@
+"""Canonical URLs, limits against infinite URL spaces, and parse workers that hang or die."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Runner, by_url
+from tests.sitesrv import Handler, Page, html
+from tests.sitesrv import TestSite as LoopbackSite
+
+SLOW = os.environ.get("LINKPATROL_SLOW_TESTS") == "1"
+
+
+def test_two_spellings_of_one_resource_are_requested_once(run: Runner, serve) -> None:
+    site = serve({})
+    port = site.port
+    start = f"http://localhost:{port}/"
+    site.pages.update(
+        {
+            "/": Page(
+                html(
+                    "<html><head><title>spellings</title></head><body>",
+                    f'<a href="http://LocalHost:{port}/h.html">host case</a>',
+                    f'<a href="HTTP://localhost:{port}/h.html">scheme case</a>',
+                    '<a href="/h.html">plain</a>',
+                    '<a href="/a/./b/../c.html">dot segments</a>',
+                    '<a href="a/c.html">relative</a>',
+                    '<a href="/%7Euser/">tilde encoded</a>',
+                    '<a href="/~user/">tilde</a>',
+                    '<a href="/f.html#a">fragment a</a>',
+                    '<a href="/f.html#b">fragment b</a>',
+                    '<a href="  /w.html \t ">spaces around</a>',
+                    '<a href="/w.html">plain w</a>',
+                    '<a href="http://EXAMPLE.com:80/p">default port</a>',
+                    '<a href="http://example.com./p">trailing dot</a>',
+                    '<a href="http://bücher.example/p">IDN</a>',
+                    '<a href="http://xn--bcher-kva.example/p">punycode</a>',
+                    '<a href="/%61bc.html">unreserved escaped</a>',
+                    '<a href="/abc.html">abc</a>',
+                    '<a href="/based.html">a page with base href</a>',
+                    f'<a href="http://user:secret@localhost:{port}/private.html">userinfo</a>',
+                    '<a href="/x%2fy.html">escape in lower case</a>',
+                    '<a href="/x%2Fy.html">escape in upper case</a>',
+                    "</body></html>",
+                )
+            ),
+            "/h.html": Page("h"),
+            "/a/c.html": Page("c"),
+            "/~user/": Page("home"),
+            "/%7Euser/": Page("home"),
+            "/f.html": Page("f"),
+            "/w.html": Page("w"),
+            "/abc.html": Page("abc"),
+            "/based.html": Page(
+                html(
+                    '<html><head><base href="/sub/"></head><body>',
+                    '<a href="x.html">through the base</a>',
+                    '<a href="../h.html">up from the base</a>',
+                    "</body></html>",
+                )
+            ),
+            "/sub/x.html": Page("x"),
+            "/private.html": Page("private"),
+            "/x%2Fy.html": Page("escaped slash"),
+            "/x%2fy.html": Page("escaped slash"),
+        }
+    )
+    Path(run.cwd, "linkpatrol.toml").write_text(
+        "[[rule]]\n"
+        "regex = '^http://(example\\.com|xn--bcher-kva\\.example)/'\n"
+        'action = "record"\n',
+        encoding="utf-8",
+    )
+
+    code, report = run.check_json(start)
+
+    assert code == 0, report
+    urls = by_url(report)
+    page = start
+
+    def lines(path_or_url: str) -> list[int]:
+        url = path_or_url if "://" in path_or_url else start.rstrip("/") + path_or_url
+        return sorted(r["line"] for r in urls[url]["referrers"] if r["url"] == page)
+
+    assert lines("/h.html") == [2, 3, 4]
+    assert lines("/a/c.html") == [5, 6]
+    tilde = [u for u in urls if "user/" in u and "@" not in u]
+    assert len(tilde) == 1, tilde
+    assert lines(tilde[0]) == [7, 8]
+    assert lines("/f.html") == [9, 10]
+    assert lines("/w.html") == [11, 12]
+    assert lines("http://example.com/p") == [13, 14]
+    assert lines("http://xn--bcher-kva.example/p") == [15, 16]
+    assert lines("/abc.html") == [17, 18]
+    based = start + "based.html"
+    assert urls[start + "sub/x.html"]["referrers"] == [{"url": based, "line": 2}]
+    assert {"url": based, "line": 3} in urls[start + "h.html"]["referrers"]
+    assert not [u for u in urls if "#" in u or "/./" in u or "/../" in u or " " in u]
+    assert not [u for u in urls if "LocalHost" in u or u.startswith("HTTP")]
+    userinfo = [e for u, e in urls.items() if "@" in u]
+    assert len(userinfo) == 1
+    assert (userinfo[0]["action"], userinfo[0]["state"]) == ("record", "unchecked")
+
+    counts = site.counts()
+    for path in ("/h.html", "/a/c.html", "/f.html", "/w.html", "/abc.html", "/sub/x.html"):
+        assert counts[path] == 1, (path, counts)
+    assert counts["/~user/"] + counts["/%7Euser/"] + counts["/%7euser/"] == 1, counts
+    assert counts["/private.html"] == 0
+    assert lines("/x%2Fy.html") == [21, 22]
+    assert counts["/x%2Fy.html"] + counts["/x%2fy.html"] == 1, counts
+    assert all(n == 1 for n in counts.values()), counts
+
+
+def test_max_depth_leaves_deeper_urls_unchecked(run: Runner, serve) -> None:
+    site = serve(
+        {
+            "/": Page(
+                html(
+                    "<html><body>",
+                    '<a href="/a/b/c.html">three segments</a>',
+                    '<a href="/a/b/c/">three, a folder</a>',
+                    '<a href="/a/b/c/d.html">four segments</a>',
+                    "</body></html>",
+                )
+            ),
+            "/a/b/c.html": Page("c"),
+            "/a/b/c/": Page(html('<a href="d/e.html">five</a>')),
+            "/a/b/c/d.html": Page("d"),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"), "--max-depth", "3")
+
+    urls = by_url(report)
+    assert urls[site.url("/a/b/c.html")]["state"] == "ok"
+    assert urls[site.url("/a/b/c/")]["state"] == "ok"
+    for path in ("/a/b/c/d.html", "/a/b/c/d/e.html"):
+        entry = urls[site.url(path)]
+        assert entry["state"] == "unchecked", entry
+        assert "--max-depth 3" in entry["error"]
+        assert entry["reportable"] is False
+        assert site.counts()[path] == 0
+    assert code == 0
+
+
+# ---- the calendar trap ---------------------------------------------------------------------
+
+_MONTH = re.compile(r"/cal/(\d{4,})/(\d\d)")
+
+
+def _month(year: int, month: int, step: int) -> str:
+    index = year * 12 + month - 1 + step
+    return f"/cal/{index // 12:04d}/{index % 12 + 1:02d}"
+
+
+class CalendarSite(LoopbackSite):
+    """A site whose /cal/YYYY/MM pages link the month before and after, forever."""
+
+    def lookup(self, path: str) -> Page | Handler | None:
+        m = _MONTH.fullmatch(path)
+        if m is None:
+            return super().lookup(path)
+        year, month = int(m.group(1)), int(m.group(2))
+        if not 1 <= month <= 12:
+            return None
+        return Page(
+            html(
+                f"<html><head><title>{year}-{month:02d}</title></head><body>",
+                f'<a href="{_month(year, month, -1)}">previous month</a>',
+                f'<a href="{_month(year, month, 1)}">next month</a>',
+                "</body></html>",
+            )
+        )
+
+
+def calendar_site() -> CalendarSite:
+    return CalendarSite(
+        {
+            "/": Page(html("<html><body>", '<a href="/cal/2024/06">calendar</a>', "</body>")),
+            "/robots.txt": Page("", status=404),
+        }
+    )
+
+
+def test_max_urls_stops_the_calendar_trap(run: Runner) -> None:
+    with calendar_site() as site:
+        proc = run.check(site.url("/"), "--max-urls", "50", "--format", "json", timeout=90)
+        text = run("report", "--db", run.db)
+
+    assert proc.returncode in (0, 1), proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["complete"] is True
+    checked = [e for e in report["urls"] if e["state"] != "unchecked"]
+    limited = [e for e in report["urls"] if e["state"] == "unchecked"]
+    assert len(checked) <= 50
+    assert limited, "the URLs beyond the limit are in the report"
+    for entry in limited:
+        assert "--max-urls" in entry["error"], entry
+        assert entry["reportable"] is False
+        assert site.counts()[entry["url"][len(site.base) :]] == 0
+    assert len(site.requests()) <= 51  # robots.txt and at most 50 URLs
+    # the text report says which URLs were left out and why
+    assert "--max-urls" in text.stdout
+    for entry in limited:
+        assert entry["url"] in text.stdout
+
+
+@pytest.mark.skipif(not SLOW, reason="set LINKPATROL_SLOW_TESTS=1: ~50 min (100000 URLs at ~34/s)")
+@pytest.mark.timeout(7200)
+def test_calendar_trap_finishes_with_default_limits(run: Runner) -> None:
+    with calendar_site() as site:
+        proc = run.check(site.url("/"), "--format", "json", "-q", timeout=7000)
+
+    assert proc.returncode in (0, 1), proc.stderr
+    assert '"complete": true' in proc.stdout
+
+
+class DeepeningSite(LoopbackSite):
+    """Every page under /trap/ links to a folder one level deeper, forever."""
+
+    def lookup(self, path: str) -> Page | Handler | None:
+        if path.startswith("/trap/") and path.partition("?")[0].endswith("/"):
+            return Page(html('<a href="more/">deeper</a>', '<a href="?sort=asc">sorted</a>'))
+        return super().lookup(path)
+
+
+def test_deepening_trap_finishes_with_default_limits(run: Runner) -> None:
+    with DeepeningSite({"/": Page(html('<a href="/trap/">trap</a>'))}) as site:
+        code, report = run.check_json(site.url("/"), timeout=90)
+
+    assert code == 0
+    assert report["complete"] is True
+    limited = [e for e in report["urls"] if e["state"] == "unchecked"]
+    assert limited and all("--max-depth 20" in e["error"] for e in limited)
+    deepest = max(len(e["url"].split("/")) for e in report["urls"] if e["state"] == "ok")
+    assert deepest == len(site.url("/trap/").split("/")) + 19
+    assert max(site.counts().values()) == 1
+
+
+def test_max_requests_and_max_time_accept_values(run: Runner, serve) -> None:
+    site = serve({"/": Page(html('<a href="/a">a</a>')), "/a": Page("a")})
+
+    code, report = run.check_json(site.url("/"), "--max-requests", "1000", "--max-time", "90m")
+
+    assert code == 0
+    assert report["complete"] is True
+    assert by_url(report)[site.url("/a")]["state"] == "ok"
+
+    Path(run.cwd, "linkpatrol.toml").write_text(
+        'max-requests = 500\nmax_time = "1h30m"\n', encoding="utf-8"
+    )
+    again, report = run.check_json(site.url("/"))
+    assert again == 0 and report["complete"] is True
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--max-requests", "-1"),
+        ("--max-requests", "lots"),
+        ("--max-time", "soon"),
+        ("--max-urls", "0"),
+        ("--max-depth", "0"),
+    ],
+)
+def test_bad_limit_values_are_usage_errors(run: Runner, option: str, value: str) -> None:
+    proc = run.check("http://127.0.0.1:9/", f"{option}={value}")
+
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and option in proc.stderr
+
+
+# ---- parallel work: no URL twice, a hung parser taken back ------------------------------------
+
+
+def test_two_hundred_pages_with_concurrency_32_request_each_url_once(run: Runner, serve) -> None:
+    far = serve({f"/ext/{n}": Page("ext") for n in range(20)})
+    far.pages["/robots.txt"] = Page("", status=404)
+    pages: dict[str, Page] = {}
+    for n in range(200):
+        links = [f"/p/{(n * 7 + k * 13 + 1) % 200}.html" for k in range(8)]
+        links.append(f"/gone/{n % 10}.html")
+        links.append(far.url(f"/ext/{n % 20}"))
+        pages[f"/p/{n}.html"] = Page(html(*(f'<a href="{u}">x</a>' for u in links)))
+    pages["/"] = Page(html(*(f'<a href="/p/{n}.html">{n}</a>' for n in range(0, 200, 10))))
+    site = serve(pages)
+
+    code, report = run.check_json(site.url("/"), "--concurrency", "32", "--per-host", "16")
+
+    assert code == 1
+    assert report["complete"] is True
+    urls = by_url(report)
+    assert len(urls) == 1 + 200 + 10 + 20
+    assert all(urls[site.url(f"/p/{n}.html")]["state"] == "ok" for n in range(200))
+    assert all(urls[site.url(f"/gone/{n}.html")]["state"] == "broken" for n in range(10))
+    for server in (site, far):
+        for method in ("GET", "HEAD"):
+            counts = server.counts(method)
+            assert all(n == 1 for n in counts.values()), (method, counts.most_common(3))
+    assert len(site.counts("GET")) == 1 + 200 + 10 + 1  # robots.txt too
+    assert len(far.counts("HEAD")) == 20
+
+
+HANGING_HOOKS = """
+import multiprocessing
+import time
+from pathlib import Path
+
+MARK = Path(__file__).with_name("hung.log")
+
+
+def action(url):
+    in_worker = multiprocessing.current_process().name != "MainProcess"
+    if url.endswith("/hang-target.html") and in_worker:
+        with MARK.open("a") as f:
+            f.write(url + "\\n")
+        time.sleep(120)
+    return None
+"""
+
+
+def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(run: Runner, serve) -> None:
+    site = serve(
+        {
+            "/": Page(
+                html(
+                    "<html><body>",
+                    '<a href="/hang.html">hangs the parser</a>',
+                    '<a href="/fine.html">fine</a>',
+                    "</body></html>",
+                )
+            ),
+            "/hang.html": Page(html('<a href="/hang-target.html">t</a>')),
+            "/hang-target.html": Page("never reached"),
+            "/fine.html": Page(html('<a href="/fine-child.html">c</a>')),
+            "/fine-child.html": Page("child"),
+        }
+    )
+    Path(run.cwd, "hooks.py").write_text(HANGING_HOOKS, encoding="utf-8")
+
+    code, report = run.check_json(site.url("/"), "--hooks", "hooks.py", "--timeout", "1")
+
+    assert code == 1, report
+    assert report["complete"] is True
+    urls = by_url(report)
+    hung = urls[site.url("/hang.html")]
+    assert hung["state"] == "broken"
+    assert "parse timeout" in hung["error"]
+    assert hung["reportable"] is True
+    attempts = Path(run.cwd, "hung.log").read_text(encoding="utf-8").splitlines()
+    assert len(attempts) == 2, attempts
+    assert urls[site.url("/fine.html")]["state"] == "ok"
+    assert urls[site.url("/fine-child.html")]["state"] == "ok"
+    assert site.url("/hang-target.html") not in urls
+    assert site.counts()["/hang.html"] == 1
+
+
+CRASHING_HOOKS = """
+import multiprocessing
+import os
+from pathlib import Path
+
+MARK = Path(__file__).with_name("crashed.log")
+
+
+def action(url):
+    in_worker = multiprocessing.current_process().name != "MainProcess"
+    if url.endswith("/crash-target.html") and in_worker:
+        with MARK.open("a") as f:
+            f.write(url + "\\n")
+        os._exit(7)
+    return None
+"""
+
+
+def test_parser_dying_is_retried_once_then_broken(run: Runner, serve) -> None:
+    site = serve(
+        {
+            "/": Page(html('<a href="/crash.html">c</a>', '<a href="/fine.html">f</a>')),
+            "/crash.html": Page(html('<a href="/crash-target.html">t</a>')),
+            "/fine.html": Page(html('<a href="/fine-child.html">c</a>')),
+            "/fine-child.html": Page("child"),
+        }
+    )
+    Path(run.cwd, "hooks.py").write_text(CRASHING_HOOKS, encoding="utf-8")
+
+    code, report = run.check_json(site.url("/"), "--hooks", "hooks.py")
+
+    assert code == 1, report
+    urls = by_url(report)
+    crashed = urls[site.url("/crash.html")]
+    assert crashed["state"] == "broken"
+    assert "crash" in crashed["error"]
+    attempts = Path(run.cwd, "crashed.log").read_text(encoding="utf-8").splitlines()
+    assert len(attempts) == 2, attempts
+    assert urls[site.url("/fine-child.html")]["state"] == "ok"
+    assert site.counts()["/crash.html"] == 1
