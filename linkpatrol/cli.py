@@ -36,6 +36,7 @@ _VALUE_OPTIONS = (
     "max_size",
     "max_depth",
     "max_urls",
+    "max_similar",
     "max_requests",
     "max_time",
     "redirects",
@@ -114,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--max-size", metavar="SIZE", help="largest HTML page read (default 10MB)")
     add("--max-depth", metavar="N", help="most path segments in a URL requested (default 20)")
     add("--max-urls", metavar="N", help="most URLs in one pass (default 100000)")
+    add(
+        "--max-similar",
+        metavar="N",
+        help="most URLs differing only in their numbers, e.g. calendar pages (default 2000)",
+    )
     add("--max-requests", metavar="N", help="stop after N requests (exit 3; resumable)")
     add("--max-time", metavar="DURATION", help="stop after this long, e.g. 90m (exit 3)")
     add("--no-robots", action="store_true", default=None, help="ignore robots.txt (impolite)")

@@ -122,6 +122,7 @@ class SiteSettings:
     max_size: int = 10 * 1024 * 1024
     max_depth: int = 20
     max_urls: int = 100_000
+    max_similar: int = 2_000
     max_requests: int = 0
     max_time: float = 0.0
     redirects: str = "follow"
@@ -215,6 +216,7 @@ _SCALAR_KEYS.update(
         "max_size": (parse_size, "max_size"),
         "max_depth": (_int(1, 10_000), "max_depth"),
         "max_urls": (_int(1), "max_urls"),
+        "max_similar": (_int(0), "max_similar"),
         "max_requests": (_int(0), "max_requests"),
         "max_time": (_float_seconds, "max_time"),
         "redirects": (_choice(*REDIRECT_MODES), "redirects"),

@@ -23,7 +23,7 @@ from linkpatrol.model import Action, ConfigError, State
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
-from linkpatrol.store import Discovered, Outcome, PassInfo, Store, Task
+from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, Store, Task
 from linkpatrol.urls import BadURL
 from linkpatrol.verdict import judge_status, redirect_failures
 
@@ -134,7 +134,10 @@ class Crawl:
         self._parser.start()
         try:
             self._pass = await self._call(
-                self.store.begin_pass, start_urls, now, self.settings.max_urls
+                self.store.begin_pass,
+                start_urls,
+                now,
+                PassLimits(self.settings.max_urls, self.settings.max_similar),
             )
             pass_id = self._pass.id
             self.observer.pass_started(self._pass)

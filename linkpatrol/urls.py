@@ -357,3 +357,21 @@ def relative_to(url: str, base: str) -> str:
     if prefix != _split(base)[0]:
         return url
     return (path or "/") + ("?" + query if query else "")
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def numeric_pattern(url: str) -> str | None:
+    """The URL with every run of digits as ``#``, or None when it has no digits after the host.
+
+    Calendars, paginations and session counters make endless URLs that differ only in
+    their numbers; counting URLs per pattern is how a crawl notices one.
+    """
+    start = url.find("/", url.find("//") + 2) if "//" in url else -1
+    if start < 0:
+        return None
+    tail = url[start:]
+    if not any(c.isdigit() for c in tail):
+        return None
+    return url[:start] + _DIGITS.sub("#", tail)

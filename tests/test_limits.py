@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -12,8 +11,6 @@ import pytest
 from tests.conftest import Runner, by_url
 from tests.sitesrv import Handler, Page, html
 from tests.sitesrv import TestSite as LoopbackSite
-
-SLOW = os.environ.get("LINKPATROL_SLOW_TESTS") == "1"
 
 
 def test_two_spellings_of_one_resource_are_requested_once(run: Runner, serve) -> None:
@@ -210,14 +207,29 @@ def test_max_urls_stops_the_calendar_trap(run: Runner) -> None:
         assert entry["url"] in text.stdout
 
 
-@pytest.mark.skipif(not SLOW, reason="set LINKPATROL_SLOW_TESTS=1: ~50 min (100000 URLs at ~34/s)")
-@pytest.mark.timeout(7200)
 def test_calendar_trap_finishes_with_default_limits(run: Runner) -> None:
     with calendar_site() as site:
-        proc = run.check(site.url("/"), "--format", "json", "-q", timeout=7000)
+        code, report = run.check_json(site.url("/"), timeout=110)
+        months = [h.path for h in site.requests() if h.path.startswith("/cal/")]
 
-    assert proc.returncode in (0, 1), proc.stderr
-    assert '"complete": true' in proc.stdout
+    assert code == 0
+    assert report["complete"] is True
+    # the calendar pages differ only in their numbers: at most --max-similar (2000) of them
+    assert 1000 <= len(months) <= 2000
+    assert len(months) == len(set(months))
+    limited = [e for e in report["urls"] if e["state"] == "unchecked"]
+    assert limited
+    assert all("--max-similar limit of 2000 URLs like" in e["error"] for e in limited), limited[0]
+    assert all(e["reportable"] is False for e in limited)
+
+
+def test_max_similar_zero_lifts_the_pattern_limit(run: Runner) -> None:
+    with calendar_site() as site:
+        code, report = run.check_json(site.url("/"), "--max-similar", "0", "--max-urls", "300")
+
+    assert code == 0
+    limited = [e for e in report["urls"] if e["state"] == "unchecked"]
+    assert limited and all("--max-urls" in e["error"] for e in limited)
 
 
 class DeepeningSite(LoopbackSite):

@@ -34,6 +34,14 @@ class PassInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class PassLimits:
+    """Bounds on one pass that the memory enforces as URLs are discovered."""
+
+    max_urls: int = 0
+    max_similar: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Discovered:
     """A link found on a page (or a redirect target): where it points and on which line."""
 
@@ -123,7 +131,9 @@ class Store(Protocol):
 
     location: str
 
-    def begin_pass(self, start_urls: Sequence[str], now: float) -> PassInfo: ...
+    def begin_pass(
+        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+    ) -> PassInfo: ...
 
     def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None: ...
 
@@ -178,6 +188,7 @@ __all__ = [
     "Discovered",
     "Outcome",
     "PassInfo",
+    "PassLimits",
     "SiteRecord",
     "Store",
     "Task",

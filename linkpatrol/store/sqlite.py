@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from linkpatrol.model import Action, State, StoreError
-from linkpatrol.store import Discovered, Outcome, PassInfo, SiteRecord, Task, UrlRecord
-from linkpatrol.urls import is_http, origin
+from linkpatrol.store import (
+    Discovered,
+    Outcome,
+    PassInfo,
+    PassLimits,
+    SiteRecord,
+    Task,
+    UrlRecord,
+)
+from linkpatrol.urls import is_http, numeric_pattern, origin
 
 SCHEMA_VERSION = 1
 _CHUNK = 500
@@ -38,6 +46,7 @@ CREATE TABLE IF NOT EXISTS passes(
   parsed INTEGER NOT NULL DEFAULT 0,
   seen INTEGER NOT NULL DEFAULT 0,
   max_urls INTEGER NOT NULL DEFAULT 0,
+  max_similar INTEGER NOT NULL DEFAULT 0,
   stop_reason TEXT
 );
 CREATE TABLE IF NOT EXISTS urls(
@@ -76,6 +85,12 @@ CREATE TABLE IF NOT EXISTS frontier(
   lease_until REAL
 );
 CREATE INDEX IF NOT EXISTS frontier_pick ON frontier(pass_id, rnd);
+CREATE TABLE IF NOT EXISTS patterns(
+  pass_id INTEGER NOT NULL,
+  pattern TEXT NOT NULL,
+  urls INTEGER NOT NULL,
+  PRIMARY KEY(pass_id, pattern)
+);
 CREATE TABLE IF NOT EXISTS sites(
   origin TEXT PRIMARY KEY,
   state TEXT NOT NULL,
@@ -117,6 +132,7 @@ class SqliteStore:
         self.location = path
         self._lock_fd: int | None = None
         self._owner = f"{os.getpid()}-{random.getrandbits(32):08x}"
+        self._patterns: dict[str, int] = {}
         if not crawl and not Path(path).exists():
             raise StoreError(f"{path}: no such database (run 'linkpatrol check' first)")
         try:
@@ -277,9 +293,13 @@ class SqliteStore:
             raise StoreError(f"{self.location}: {self._explain(exc)}") from None
         return self._pass_from_row(row) if row else None
 
-    def begin_pass(self, start_urls: Sequence[str], now: float, max_urls: int = 0) -> PassInfo:
+    def begin_pass(
+        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+    ) -> PassInfo:
         """Resume the last pass if it stopped early with the same start URLs, else start one."""
         encoded = json.dumps(list(start_urls))
+        limits = limits or PassLimits()
+        self._patterns.clear()
         with self._tx() as db:
             row = db.execute(
                 "SELECT id, complete, start_urls FROM passes ORDER BY id DESC LIMIT 1"
@@ -291,19 +311,22 @@ class SqliteStore:
                     (pass_id,),
                 )
                 db.execute(
-                    "UPDATE passes SET max_urls = ?, stopped_at = NULL WHERE id = ?",
-                    (max_urls, pass_id),
+                    "UPDATE passes SET max_urls = ?, max_similar = ?, stopped_at = NULL "
+                    "WHERE id = ?",
+                    (limits.max_urls, limits.max_similar, pass_id),
                 )
                 resumed = True
             else:
                 pass_id = (
                     db.execute(
-                        "INSERT INTO passes(start_urls, started_at, max_urls) VALUES(?, ?, ?)",
-                        (encoded, now, max_urls),
+                        "INSERT INTO passes(start_urls, started_at, max_urls, max_similar) "
+                        "VALUES(?, ?, ?, ?)",
+                        (encoded, now, limits.max_urls, limits.max_similar),
                     ).lastrowid
                     or 0
                 )
                 db.execute("DELETE FROM frontier WHERE pass_id != ?", (pass_id,))
+                db.execute("DELETE FROM patterns WHERE pass_id != ?", (pass_id,))
                 resumed = False
         return self._pass(pass_id, resumed)
 
@@ -459,9 +482,10 @@ class SqliteStore:
                     ids[url] = (url_id, None)
         fresh = [u for u in urls if ids[u][1] != pass_id]
         if fresh:
-            seen, max_urls = db.execute(
-                "SELECT seen, max_urls FROM passes WHERE id = ?", (pass_id,)
+            seen, max_urls, max_similar = db.execute(
+                "SELECT seen, max_urls, max_similar FROM passes WHERE id = ?", (pass_id,)
             ).fetchone()
+            counted: dict[str, int] = {}
             queued: list[tuple[int, int, str, int]] = []
             settled: list[tuple[Any, ...]] = []
             marked: list[tuple[Any, ...]] = []
@@ -477,7 +501,18 @@ class SqliteStore:
                 elif max_urls and seen >= max_urls:
                     reason = f"not checked: --max-urls limit of {max_urls} URLs reached"
                     settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
+                elif (
+                    max_similar
+                    and (pattern := numeric_pattern(url)) is not None
+                    and (self._pattern_count(pass_id, pattern, counted) >= max_similar)
+                ):
+                    reason = (
+                        f"not checked: --max-similar limit of {max_similar} URLs like {pattern}"
+                    )
+                    settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
                 else:
+                    if max_similar and (pattern := numeric_pattern(url)) is not None:
+                        counted[pattern] = self._pattern_count(pass_id, pattern, counted) + 1
                     queued.append((url_id, pass_id, _origin_of(url), random.getrandbits(62)))
                 seen += 1
             db.executemany(
@@ -496,7 +531,27 @@ class SqliteStore:
                     queued,
                 )
             db.execute("UPDATE passes SET seen = ? WHERE id = ?", (seen, pass_id))
+            if counted:
+                db.executemany(
+                    "INSERT INTO patterns(pass_id, pattern, urls) VALUES(?, ?, ?) "
+                    "ON CONFLICT(pass_id, pattern) DO UPDATE SET urls = excluded.urls",
+                    [(pass_id, pattern, n) for pattern, n in counted.items()],
+                )
+                self._patterns.update(counted)
         return {u: ids[u][0] for u in urls}
+
+    def _pattern_count(self, pass_id: int, pattern: str, counted: dict[str, int]) -> int:
+        """URLs of this pattern queued in the pass so far (this batch first, then memory)."""
+        if pattern in counted:
+            return counted[pattern]
+        if pattern not in self._patterns:
+            row = self._db.execute(
+                "SELECT urls FROM patterns WHERE pass_id = ? AND pattern = ?", (pass_id, pattern)
+            ).fetchone()
+            if len(self._patterns) > 100_000:
+                self._patterns.clear()
+            self._patterns[pattern] = int(row[0]) if row else 0
+        return self._patterns[pattern]
 
     def complete(
         self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
