@@ -93,7 +93,9 @@ def second_runs(kit: Path, site_dir: Path, start: str, reps: int) -> list[dict]:
     """First run, then --recheck-good 1d, then a plain conditional run, on one memory."""
     command = linkpatrol_command()
     rows = []
-    subprocess.run([str(kit / "serve.sh"), "start", str(site_dir)], check=True)
+    running = subprocess.run([str(kit / "serve.sh"), "status"], capture_output=True).returncode == 0
+    if not running:
+        subprocess.run([str(kit / "serve.sh"), "start", str(site_dir)], check=True)
     try:
         for _ in range(reps):
             work = Path(tempfile.mkdtemp(prefix="lp-second-"))
@@ -123,7 +125,8 @@ def second_runs(kit: Path, site_dir: Path, start: str, reps: int) -> list[dict]:
                 rows.append(figures)
             shutil.rmtree(work, ignore_errors=True)
     finally:
-        subprocess.run([str(kit / "serve.sh"), "stop"], check=False)
+        if not running:
+            subprocess.run([str(kit / "serve.sh"), "stop"], check=False)
     return rows
 
 

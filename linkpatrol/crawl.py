@@ -197,6 +197,8 @@ class Crawl:
         last_progress = 0.0
         claim_empty = False
         while True:
+            # cleared before the work, so whatever this round settles wakes the next one
+            self._wake.clear()
             if self._fatal is not None:
                 return False
             if self._stop_reason is not None:
@@ -225,7 +227,6 @@ class Crawl:
             if self._budget_spent and not self._inflight and not self._outcomes:
                 self.stop("max-requests")
                 continue
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._next_wait()):
                     await self._wake.wait()
