@@ -254,28 +254,33 @@ class Crawl:
         tasks = await self._call(
             self.store.claim, pass_id, room, time.time(), self._busy_origins(), LEASE_SECONDS
         )
+        trusted: list[tuple[Task, Action]] = []
         for task in tasks:
-            await self._admit(task)
+            action = self._admit(task)
+            if action is not None:
+                trusted.append((task, action))
+        if trusted:
+            await self._reuse(trusted)
         return len(tasks)
 
-    async def _admit(self, task: Task) -> None:
-        """Decide a claimed URL afresh: record it, take it from memory, or queue a request."""
+    def _admit(self, task: Task) -> Action | None:
+        """Decide a claimed URL afresh: record it, queue a request, or (returned) trust memory."""
         try:
             action = self.policy.action(task.url)
         except ConfigError as exc:
             self._fail(exc)
-            return
+            return None
         if action is Action.IGNORE:
             self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
-            return
+            return None
         if action is Action.RECORD:
             self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
-            return
+            return None
         reason = self.policy.limit_reason(task.url)
         if reason is not None:
             outcome = Outcome(task.url_id, action, State.UNCHECKED, error=reason, checked=False)
             self._settle(task, outcome)
-            return
+            return None
         recheck = self.settings.recheck_good
         if (
             recheck > 0
@@ -283,8 +288,7 @@ class Crawl:
             and task.last_good is not None
             and time.time() - task.last_good < recheck
         ):
-            await self._reuse(task, action)
-            return
+            return action
         host = self._hosts.get(task.origin)
         if host is None:
             host = self._hosts[task.origin] = _Host(task.origin)
@@ -293,30 +297,46 @@ class Crawl:
         if host.robots is None and not host.robots_pending:
             host.robots_pending = True
             self._spawn(self._load_robots(host))
+        return None
 
-    async def _reuse(self, task: Task, action: Action) -> None:
-        """A URL found good recently: keep its verdict, take its links from memory."""
-        outcome = Outcome(
-            task.url_id,
-            action,
-            task.state or State.OK,
-            http_status=task.http_status,
-            content_type=task.content_type,
-            checked=False,
-        )
-        if action is Action.PARSE and task.links_at is not None:
-            outcome.links = await self._remembered_links(task)
-            outcome.links_unchanged = True
-        self._settle(task, outcome)
+    async def _reuse(self, trusted: list[tuple[Task, Action]]) -> None:
+        """URLs found good recently: keep their verdicts, take their links from memory."""
+        pages = [t for t, action in trusted if action is Action.PARSE and t.links_at is not None]
+        remembered = await self._remembered(pages)
+        for task, action in trusted:
+            outcome = Outcome(
+                task.url_id,
+                action,
+                task.state or State.OK,
+                http_status=task.http_status,
+                content_type=task.content_type,
+                checked=False,
+            )
+            if task.url_id in remembered:
+                outcome.links = remembered[task.url_id]
+                outcome.links_unchanged = True
+            self._settle(task, outcome)
 
     async def _remembered_links(self, task: Task) -> list[Discovered]:
-        stored = await self._call(self.store.links_of, [task.url_id])
-        links: list[Discovered] = []
-        for url, line in stored.get(task.url_id, []):
-            action = self.policy.action(url)
-            if action is not Action.IGNORE:
-                links.append(Discovered(url, line, action))
-        return links
+        return (await self._remembered([task])).get(task.url_id, [])
+
+    async def _remembered(self, tasks: list[Task]) -> dict[int, list[Discovered]]:
+        """The links remembered for these pages, each decided afresh (one store call)."""
+        if not tasks:
+            return {}
+        stored = await self._call(self.store.links_of, [t.url_id for t in tasks])
+        actions: dict[str, Action] = {}
+        found: dict[int, list[Discovered]] = {}
+        for url_id, links in stored.items():
+            decided: list[Discovered] = []
+            for url, line in links:
+                action = actions.get(url)
+                if action is None:
+                    action = actions[url] = self.policy.action(url)
+                if action is not Action.IGNORE:
+                    decided.append(Discovered(url, line, action))
+            found[url_id] = decided
+        return found
 
     def _dispatch(self) -> None:
         now = time.monotonic()
