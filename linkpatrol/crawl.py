@@ -111,6 +111,7 @@ class Crawl:
         self._unstarted = 0
         self._budget_spent = False
         self._announced: set[str] = set()
+        self._from_memory: set[int] = set()
 
     # ---- plumbing ------------------------------------------------------------
 
@@ -260,7 +261,7 @@ class Crawl:
             if action is not None:
                 trusted.append((task, action))
         if trusted:
-            await self._reuse(trusted)
+            self._reuse(trusted)
         return len(tasks)
 
     def _admit(self, task: Task) -> Action | None:
@@ -299,10 +300,8 @@ class Crawl:
             self._spawn(self._load_robots(host))
         return None
 
-    async def _reuse(self, trusted: list[tuple[Task, Action]]) -> None:
+    def _reuse(self, trusted: list[tuple[Task, Action]]) -> None:
         """URLs found good recently: keep their verdicts, take their links from memory."""
-        pages = [t for t, action in trusted if action is Action.PARSE and t.links_at is not None]
-        remembered = await self._remembered(pages)
         for task, action in trusted:
             outcome = Outcome(
                 task.url_id,
@@ -312,19 +311,21 @@ class Crawl:
                 content_type=task.content_type,
                 checked=False,
             )
-            if task.url_id in remembered:
-                outcome.links = remembered[task.url_id]
-                outcome.links_unchanged = True
+            if action is Action.PARSE:
+                self._links_from_memory(task, outcome)
             self._settle(task, outcome)
 
-    async def _remembered_links(self, task: Task) -> list[Discovered]:
-        return (await self._remembered([task])).get(task.url_id, [])
+    def _links_from_memory(self, task: Task, outcome: Outcome) -> None:
+        """Mark the outcome to carry the page's remembered links (fetched at the next write)."""
+        if task.links_at is not None:
+            outcome.links_unchanged = True
+            self._from_memory.add(task.url_id)
 
-    async def _remembered(self, tasks: list[Task]) -> dict[int, list[Discovered]]:
+    async def _remembered(self, url_ids: list[int]) -> dict[int, list[Discovered]]:
         """The links remembered for these pages, each decided afresh (one store call)."""
-        if not tasks:
+        if not url_ids:
             return {}
-        stored = await self._call(self.store.links_of, [t.url_id for t in tasks])
+        stored = await self._call(self.store.links_of, url_ids)
         actions: dict[str, Action] = {}
         found: dict[int, list[Discovered]] = {}
         for url_id, links in stored.items():
@@ -427,6 +428,12 @@ class Crawl:
         batch, self._outcomes = self._outcomes, []
         extra, self._extra_requests = self._extra_requests, 0
         assert self._pass is not None
+        waiting = [o for o in batch if o.url_id in self._from_memory]
+        if waiting:
+            remembered = await self._remembered([o.url_id for o in waiting])
+            for o in waiting:
+                o.links = remembered.get(o.url_id, [])
+                self._from_memory.discard(o.url_id)
         try:
             await self._call(self.store.complete, self._pass.id, batch, time.time(), extra)
         except BaseException:
@@ -529,16 +536,15 @@ class Crawl:
         status = response.status
         if status is None:
             outcome.error = response.error
-            await self._follow_ghost(task, outcome)
+            self._follow_ghost(task, outcome)
             return outcome
         if status == 304:  # unchanged: the page still is what it was, status included
             outcome.state = State.OK
             outcome.content_type = task.content_type
             if task.state is State.OK and task.http_status:
                 outcome.http_status = task.http_status
-            if action is Action.PARSE and task.links_at is not None:
-                outcome.links = await self._remembered_links(task)
-                outcome.links_unchanged = True
+            if action is Action.PARSE:
+                self._links_from_memory(task, outcome)
             return outcome
         if 300 <= status < 400 and status != 304:
             return self._redirect(task, outcome, response)
@@ -546,7 +552,7 @@ class Crawl:
         if outcome.state is State.BROKEN or outcome.state is State.WARNING:
             outcome.error = f"HTTP {status}"
             if outcome.state is State.BROKEN:
-                await self._follow_ghost(task, outcome)
+                self._follow_ghost(task, outcome)
             return outcome
         if action is Action.PARSE and response.body is not None and response.is_html:
             assert self._parser is not None
@@ -584,7 +590,7 @@ class Crawl:
         outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]
         return outcome
 
-    async def _follow_ghost(self, task: Task, outcome: Outcome) -> None:
+    def _follow_ghost(self, task: Task, outcome: Outcome) -> None:
         """A page that was good before keeps its remembered links for --follow-ghost."""
         if (
             task.action is Action.PARSE
@@ -592,8 +598,7 @@ class Crawl:
             and task.last_good is not None
             and time.time() - task.last_good <= self.settings.follow_ghost
         ):
-            outcome.links = await self._remembered_links(task)
-            outcome.links_unchanged = True
+            self._links_from_memory(task, outcome)
 
     async def _finish_redirects(self, pass_id: int) -> None:
         redirects = await self._call(self.store.redirects, pass_id)
