@@ -1,28 +1,188 @@
-"""Shared fixtures: real servers on 127.0.0.1 and the real ``linkpatrol`` command."""
+"""Shared fixtures: real servers on 127.0.0.1, the real ``linkpatrol`` command, a memory.
+
+Tests marked ``backends`` (a whole module with ``pytestmark = pytest.mark.backends``) run
+once per memory backend: their ``db`` fixture, and so ``run.db``, is a SQLite file or the
+URL of a fresh schema of its own in the PostgreSQL database named by
+``LINKPATROL_TEST_POSTGRES`` (default ``postgresql://postgres@127.0.0.1:5432/test``).
+Where that server cannot be reached the PostgreSQL runs are skipped, saying why, unless
+``CI=true``: then they fail. ``--backend sqlite`` or ``--backend postgres`` runs only one.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
 from tests.sitesrv import Handler, Page, TestSite
 
 COMMAND_TIMEOUT = 120
+POSTGRES_ENV = "LINKPATROL_TEST_POSTGRES"
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+BACKENDS = ("sqlite", "postgres")
+SCHEMA_PREFIX = "lp_test_"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=("all", *BACKENDS),
+        default="all",
+        help="memory backends for the tests marked 'backends' (default: all)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "backends(*names): run once per memory backend (default: sqlite, postgres) via 'db'",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("backends")
+    if "db" in metafunc.fixturenames and marker is not None:
+        chosen = metafunc.config.getoption("backend")
+        backends = [b for b in marker.args or BACKENDS if chosen in ("all", b)]
+        metafunc.parametrize("db", backends, indirect=True)
+
+
+def is_postgres(db: str) -> bool:
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+def in_schema(url: str, schema: str) -> str:
+    """The URL of one schema of a database; its connections are named after it too."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k not in ("options", "application_name")]
+    query += [("options", f"-csearch_path={schema}"), ("application_name", schema)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _admin(url: str, *statements: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+        conn.execute("SET lock_timeout = '20s'")
+        for statement in statements:
+            conn.execute(statement)
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    """Drop a test's schema, ending first any session a killed crawler left behind."""
+    _admin(
+        url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        f"WHERE application_name = '{schema}' AND pid <> pg_backend_pid()",
+        f'DROP SCHEMA IF EXISTS "{schema}" CASCADE',
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_server(pytestconfig: pytest.Config) -> str:
+    """The test server's URL, once it has answered; else skip (or, in CI, fail) saying why."""
+    if pytestconfig.getoption("backend") == "sqlite":
+        pytest.skip("PostgreSQL left out by --backend sqlite")
+    url = os.environ.get(POSTGRES_ENV) or DEFAULT_POSTGRES
+    problem = None
+    try:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            stale = conn.execute(
+                "SELECT nspname FROM pg_namespace n WHERE starts_with(nspname, %s) AND NOT "
+                "EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = n.nspname)",
+                (SCHEMA_PREFIX,),
+            ).fetchall()
+    except Exception as exc:
+        problem = " ".join(str(exc).split()) or type(exc).__name__
+    if problem is not None:
+        reason = f"no PostgreSQL at {url} ({problem}); set {POSTGRES_ENV}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
+        pytest.skip(reason)
+    for (schema,) in stale:  # left by an interrupted run
+        _drop_schema(url, schema)
+    return url
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty schema for this test alone, dropped at its end."""
+    schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex[:12]}"
+    _admin(postgres_server, f'CREATE SCHEMA "{schema}"')
+    try:
+        yield in_schema(postgres_server, schema)
+    finally:
+        _drop_schema(postgres_server, schema)
+
+
+@pytest.fixture
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The test's memory: a SQLite file, or a PostgreSQL URL for ``[postgres]`` runs."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return str(tmp_path / "memory.db")
+
+
+def memory_rows(db: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """The rows of a query (``?`` placeholders) on a memory, whichever its backend."""
+    return _on_memory(db, sql, params)[0]
+
+
+def memory_write(db: str, sql: str, params: Sequence[Any] = ()) -> int:
+    """Change a memory behind linkpatrol's back; the number of rows changed."""
+    return _on_memory(db, sql, params)[1]
+
+
+def _on_memory(db: str, sql: str, params: Sequence[Any]) -> tuple[list[tuple[Any, ...]], int]:
+    if is_postgres(db):
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True, connect_timeout=10) as conn:
+            cursor = conn.execute(sql.replace("%", "%%").replace("?", "%s"), params)
+            return (cursor.fetchall() if cursor.description else []), cursor.rowcount
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            cursor = conn.execute(sql, params)
+            return cursor.fetchall(), cursor.rowcount
+    finally:
+        conn.close()
+
+
+_DANGLING = {
+    "frontier": "SELECT count(*) FROM frontier WHERE url_id NOT IN (SELECT id FROM urls)",
+    "links": "SELECT count(*) FROM links WHERE src NOT IN (SELECT id FROM urls) "
+    "OR dst NOT IN (SELECT id FROM urls)",
+    "history": "SELECT count(*) FROM history WHERE url_id NOT IN (SELECT id FROM urls)",
+    "passes": "SELECT count(*) FROM urls WHERE seen_pass NOT IN (SELECT id FROM passes)",
+}
+
+
+def assert_memory_intact(db: str) -> None:
+    """The database is sound, and nothing in the memory points at what is not there."""
+    if not is_postgres(db):
+        assert memory_rows(db, "PRAGMA integrity_check") == [("ok",)]
+    dangling = {name: memory_rows(db, sql)[0][0] for name, sql in _DANGLING.items()}
+    assert not any(dangling.values()), dangling
 
 
 class Runner:
     """Runs the real command in a scratch folder, with its own memory database."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, db: str | None = None) -> None:
         self.cwd = cwd
-        self.db = str(cwd / "memory.db")
+        self.db = db or str(cwd / "memory.db")
 
     def __call__(
         self, *args: str, timeout: float = COMMAND_TIMEOUT, env: dict[str, str] | None = None
@@ -61,8 +221,8 @@ class Runner:
 
 
 @pytest.fixture
-def run(tmp_path: Path) -> Runner:
-    return Runner(tmp_path)
+def run(tmp_path: Path, db: str) -> Runner:
+    return Runner(tmp_path, db)
 
 
 @pytest.fixture

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Runner, by_url
 from tests.sitesrv import Page, free_port, html
+
+pytestmark = pytest.mark.backends
 
 
 def small_site(outside: str, dead: str) -> dict[str, Page]:

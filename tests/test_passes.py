@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
-from tests.conftest import Runner, by_url
+import pytest
+
+from tests.conftest import Runner, by_url, memory_write
 from tests.sitesrv import Page, html
+
+pytestmark = pytest.mark.backends
 
 DAY = 86400.0
 
@@ -48,15 +51,12 @@ def comparable(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     )
 
 
-def shift_times(db_path: str, url: str, days: float, *columns: str) -> None:
+def shift_times(db: str, url: str, days: float, *columns: str) -> None:
     """Make the memory believe these moments of one URL were ``days`` earlier."""
     sets = ", ".join(f"{c} = {c} - ?" for c in columns)
-    db = sqlite3.connect(db_path)
-    with db:
-        changed = db.execute(
-            f"UPDATE urls SET {sets} WHERE url = ?", (*[days * DAY] * len(columns), url)
-        ).rowcount
-    db.close()
+    changed = memory_write(
+        db, f"UPDATE urls SET {sets} WHERE url = ?", (*[days * DAY] * len(columns), url)
+    )
     assert changed == 1
 
 

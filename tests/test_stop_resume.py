@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,8 +17,10 @@ from typing import Any
 import pytest
 
 from tests import sitesrv
-from tests.conftest import Runner
+from tests.conftest import Runner, assert_memory_intact, memory_rows
 from tests.sitesrv import Page, html
+
+pytestmark = pytest.mark.backends
 
 HOLD_LIMIT = 60.0  # a held request is always answered after this, so nothing hangs forever
 
@@ -120,14 +121,6 @@ def comparable(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     )
 
 
-def db_rows(path: str, sql: str) -> list[tuple[Any, ...]]:
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
-
-
 def repeated(site: sitesrv.TestSite) -> dict[str, int]:
     return {path: n for path, n in site.counts().items() if n > 1}
 
@@ -155,8 +148,8 @@ def test_kill_9_mid_crawl_then_resume_finishes_the_same_pass(
         gate.release()
     gate.wait_idle()
 
-    assert db_rows(run.db, "PRAGMA integrity_check") == [("ok",)]
-    passes = db_rows(run.db, "SELECT id, complete FROM passes")
+    assert_memory_intact(run.db)
+    passes = memory_rows(run.db, "SELECT id, complete FROM passes")
     assert len(passes) == 1 and passes[0][1] == 0
     killed = run("report", "--db", run.db, "--format", "json")
     assert killed.returncode == 3
@@ -168,7 +161,7 @@ def test_kill_9_mid_crawl_then_resume_finishes_the_same_pass(
     assert code == 1
     assert resumed["complete"] is True
     assert resumed["pass"] == passes[0][0]
-    assert db_rows(run.db, "PRAGMA integrity_check") == [("ok",)]
+    assert_memory_intact(run.db)
     # nothing this pass had an answer for was asked again; what was held was asked twice
     assert held and len(held) <= 8
     assert repeated(site) == {path: 2 for path in held}
@@ -228,8 +221,8 @@ def test_signal_stops_saves_reports_incomplete_and_resumes(
     else:
         assert "INCOMPLETE" in out.splitlines()[0] and signum.name in out.splitlines()[0]
         assert "Summary:" in out
-        pass_id = db_rows(run.db, "SELECT max(id) FROM passes")[0][0]
-    assert db_rows(run.db, "PRAGMA integrity_check") == [("ok",)]
+        pass_id = memory_rows(run.db, "SELECT max(id) FROM passes")[0][0]
+    assert_memory_intact(run.db)
 
     code, second = run.check_json(start)
     gate.wait_idle()
@@ -277,7 +270,7 @@ def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, se
     assert "Traceback" not in err
     # either the second Ctrl-C cut the run short, or the report was already out
     assert "stopped at once" in err or out.startswith("linkpatrol"), (out, err)
-    assert db_rows(run.db, "PRAGMA integrity_check") == [("ok",)]
+    assert_memory_intact(run.db)
 
     code, second = run.check_json(start)
 
@@ -361,6 +354,7 @@ def slow_page(body: str, pause: float) -> Callable[[Any], int]:
     return serve
 
 
+@pytest.mark.backends("sqlite")  # the timer is the engine's; resuming is tested on both
 def test_max_time_stops_a_slow_crawl_with_exit_3(run: Runner, serve) -> None:
     links = [f'<a href="/s/{k}">s</a>' for k in range(30)]
     pages: dict[str, Any] = {"/": Page(html("<body>", *links, "</body>"))}
@@ -412,13 +406,13 @@ def test_kill_9_at_any_moment_leaves_a_memory_that_resumes_to_the_same_report(
             proc.communicate(timeout=30)
         if proc.returncode == -signal.SIGKILL:
             kills += 1
-        assert db_rows(run.db, "PRAGMA integrity_check") == [("ok",)]
+        assert_memory_intact(run.db)
     assert kills >= 2, "the crawl finished before it could be killed"
 
     code, resumed = run.check_json(start)
 
     assert code == 1 and resumed["complete"] is True
-    assert len(db_rows(run.db, "SELECT id FROM passes")) == 1
+    assert len(memory_rows(run.db, "SELECT id FROM passes")) == 1
     # each cut loses what was in flight or answered in the last flush window (50 ms), no more
     assert max(site.counts().values()) <= 1 + kills
     fresh_code, fresh = run.check_json(start, "--db", str(tmp_path / "fresh.db"))

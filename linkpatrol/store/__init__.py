@@ -1,4 +1,4 @@
-"""The memory: one narrow interface, implemented over SQLite (and other databases).
+"""The memory: one narrow interface, implemented over SQLite and PostgreSQL.
 
 The crawl engine talks to the store only through :class:`Store`; everything it
 remembers across runs (URLs, verdicts, links with lines, passes, robots.txt) lives
@@ -124,6 +124,7 @@ class UrlRecord:
     last_good: float | None
     failing_since: float | None
     referrers: list[tuple[str, int | None]] = field(default_factory=list)
+    last_modified: str | None = None
 
 
 class Store(Protocol):
@@ -176,9 +177,20 @@ class Store(Protocol):
 
 
 def open_store(location: str, *, crawl: bool) -> Store:
-    """Open the memory named by ``--db``; ``crawl`` takes the single-writer lock."""
+    """Open the memory named by ``--db``; ``crawl`` takes the single-writer lock.
+
+    A ``postgresql://`` (or ``postgres://``) URL names a PostgreSQL database, anything
+    else a SQLite file.
+    """
     if location.startswith(("postgresql://", "postgres://")):
-        raise StoreError(f"{location}: PostgreSQL memory is not available in this version")
+        try:
+            from linkpatrol.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise StoreError(
+                f"PostgreSQL memory needs psycopg 3 and psycopg_pool ({exc}): "
+                "pip install 'psycopg[binary]' psycopg_pool"
+            ) from None
+        return PostgresStore(location, crawl=crawl)
     from linkpatrol.store.sqlite import SqliteStore
 
     return SqliteStore(location, crawl=crawl)

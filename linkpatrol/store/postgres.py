@@ -1,0 +1,311 @@
+"""The memory in a PostgreSQL database, for memories too big or too shared for one file.
+
+``--db postgresql://user[:password]@host[:port]/dbname`` (or ``postgres://``); libpq's
+query parameters apply, so ``?options=-csearch_path%3Dname`` keeps the memory in its own
+schema. The tables, and the logic over them, are those of SQLite (``linkpatrol.store.sql``);
+statements run on a pool of connections, and the frontier is claimed with
+``SELECT … FOR UPDATE SKIP LOCKED`` so that writers never wait for each other's rows.
+
+One crawler at a time: a crawl holds a session-level advisory lock, keyed by the memory's
+schema, on a connection of its own for as long as it runs. The server drops the lock with
+that connection, so a crawler killed with SIGKILL leaves nothing to clean up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import re
+import threading
+import time
+import weakref
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.string import StrDumperUnknown
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from linkpatrol.model import StoreError
+from linkpatrol.store.sql import SCHEMA_VERSION, Dialect, Session, SqlStore
+
+POSTGRES = Dialect(
+    name="postgresql",
+    serial="BIGSERIAL PRIMARY KEY",
+    integer="BIGINT",
+    real="DOUBLE PRECISION",
+    link_id="id BIGSERIAL",  # no rowid here: a page's links keep their order in this
+    link_order="id",
+    binary_text=' COLLATE "C"',  # URLs sort byte by byte, as in SQLite, whatever the locale
+    nulls_first=" NULLS FIRST",
+    lock_rows=" FOR UPDATE SKIP LOCKED",
+    list_param=True,
+    chunk=10_000,
+    # a btree entry holds at most ~2.7 kB, and a data: URL can be far longer
+    url_digest="md5",
+)
+
+CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
+POOL_SIZE = 4
+POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
+LOCK_GRACE = 0.5  # seconds a killed crawler's server session may take to go away
+_LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
+_cursor_names = itertools.count(1)
+_holders: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+_ARRAY_OF = {"int": "bigint[]", "real": "double precision[]", "text": "text[]"}
+
+
+@functools.lru_cache(maxsize=512)
+def native(sql: str) -> str:
+    """The shared SQL's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _Text(StrDumperUnknown):
+    """Text as PostgreSQL can hold it: a NUL character, which SQLite keeps, becomes U+FFFD."""
+
+    def dump(self, obj: str) -> Any:
+        if "\x00" in obj:
+            obj = obj.replace("\x00", "\ufffd")
+        return super().dump(obj)
+
+
+def _forget_holders() -> None:
+    """In a forked child (a parse worker): let go of the crawl lock's socket, unused.
+
+    Else a child outliving a crawler killed with SIGKILL would keep the lock held.
+    """
+    for conn in list(_holders):
+        with contextlib.suppress(OSError):
+            os.close(conn.pgconn.socket)
+
+
+os.register_at_fork(after_in_child=_forget_holders)
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    conn.adapters.register_dumper(str, _Text)
+
+
+class _PgSession:
+    """The shared SQL's view of one pooled connection."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        return self._conn.execute(native(sql), params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._conn.cursor() as cursor:  # pipelined: one round trip, not one per row
+            cursor.executemany(native(sql), rows)
+
+    def insert_many(
+        self,
+        table: str,
+        columns: Sequence[tuple[str, str]],
+        rows: Sequence[Sequence[Any]],
+        tail: str = "",
+    ) -> None:
+        """One statement for the lot: each column is one array, ``unnest`` makes rows again."""
+        if not rows:
+            return
+        names = ", ".join(name for name, _ in columns)
+        arrays = ", ".join(f"?::{_ARRAY_OF[kind]}" for _, kind in columns)
+        self.execute(
+            f"INSERT INTO {table}({names}) SELECT {names} FROM unnest({arrays}) "
+            f"WITH ORDINALITY AS v({names}, n) ORDER BY n {tail}",
+            [list(values) for values in zip(*rows, strict=True)],
+        )
+
+    def insert_id(self, sql: str, params: Sequence[Any]) -> int:
+        row = self._conn.execute(native(sql) + " RETURNING id", params).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+        with self._conn.cursor(name=f"linkpatrol_{next(_cursor_names)}") as cursor:
+            cursor.itersize = 2000
+            cursor.execute(native(sql), params)
+            yield from cursor
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, to be shown in messages."""
+    url = re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", url)
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
+
+
+def _explain(exc: BaseException) -> str:
+    """libpq's and the server's words, on one line, with what to do where that is known."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    first = (lines[0] if lines else type(exc).__name__).removeprefix("connection failed: ")
+    hint = f"; {lines[1][:1].lower()}{lines[1][1:]}" if len(lines) > 1 else ""
+    where, _, why = first.rpartition(" failed: ")
+    why = why.removeprefix("FATAL:").strip()
+    if why.startswith("database") and why.endswith("does not exist"):
+        return f"{why} (create it first: createdb, or CREATE DATABASE)"
+    if why.startswith("role") and why.endswith("does not exist"):
+        return f"authentication failed: {why}"
+    if "password authentication failed" in why or "no password supplied" in why:
+        return f"authentication failed: {why}"
+    if where.startswith("connection to server") or first.startswith("failed to resolve host"):
+        return f"cannot connect to PostgreSQL: {first}{hint}"
+    if isinstance(exc, psycopg.OperationalError):
+        return f"PostgreSQL: {why}{hint}"
+    return f"{why}{hint}"
+
+
+class PostgresStore(SqlStore):
+    """The :class:`~linkpatrol.store.Store` over a PostgreSQL database."""
+
+    dialect = POSTGRES
+
+    def __init__(self, url: str, *, crawl: bool) -> None:
+        super().__init__()
+        self.location = redacted(url)
+        self._conninfo = url
+        self._kwargs = self._connect_options(url)
+        self._pool_lock = threading.Lock()
+        self._connections: ConnectionPool | None = None
+        self._holder: psycopg.Connection[Any] | None = None
+        conn = self._connect()
+        try:
+            self._prepare(conn, crawl)
+        except BaseException:
+            conn.close()
+            raise
+        if crawl:
+            self._holder = conn  # the crawl's lock lives as long as this connection
+            _holders.add(conn)
+        else:
+            conn.close()
+
+    def _connect_options(self, url: str) -> dict[str, Any]:
+        try:
+            given = conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: not a PostgreSQL URL: {_explain(exc)}") from None
+        options: dict[str, Any] = {}
+        if "connect_timeout" not in given:
+            options["connect_timeout"] = CONNECT_TIMEOUT
+        if "application_name" not in given:
+            options["application_name"] = "linkpatrol"
+        return options
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self._conninfo, autocommit=True, **self._kwargs)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+
+    def _prepare(self, conn: psycopg.Connection[Any], crawl: bool) -> None:
+        """Check the memory, and for a crawl take the lock and make the tables."""
+        session = _PgSession(conn)
+        try:
+            row = session.execute("SELECT current_schema()").fetchone()
+            schema = row[0] if row else None
+            if schema is None:
+                path = session.execute("SHOW search_path").fetchone()
+                raise StoreError(
+                    f"{self.location}: no schema to keep the memory in "
+                    f"(search_path {path[0] if path else ''!r} names none that exists)"
+                )
+            tables = {
+                r[0]
+                for r in session.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                )
+            }
+            version = self._schema_version(session) if "meta" in tables else None
+            self._check_memory(tables, version, crawl)
+            if not crawl:
+                return
+            self._lock(session, schema)
+            with conn.transaction():
+                self._create_schema(session)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+
+    def _lock(self, session: Session, schema: str) -> None:
+        """The single-crawler rule: refuse a crawl while another holds this memory.
+
+        Cooperating workers (several crawlers sharing one pass) would take this lock in
+        shared mode instead (``pg_try_advisory_lock_shared``) and refuse only a crawl of
+        a different kind.
+        """
+        key = zlib.crc32(schema.encode()) - 2**31  # a signed 32-bit key per schema
+        # a crawler whose machine vanished loses the lock within a minute, not hours
+        session.execute("SET tcp_keepalives_idle = 30")
+        session.execute("SET tcp_keepalives_interval = 10")
+        session.execute("SET tcp_keepalives_count = 3")
+        deadline = time.monotonic() + LOCK_GRACE
+        while True:
+            row = session.execute(
+                "SELECT pg_try_advisory_lock(?::integer, ?::integer)", (_LOCK_CLASS, key)
+            ).fetchone()
+            if row and row[0]:
+                return
+            if time.monotonic() >= deadline:
+                raise StoreError(
+                    f"{self.location}: another linkpatrol process is crawling with this database"
+                )
+            time.sleep(0.1)
+
+    def _pool(self) -> ConnectionPool:
+        """The pool, opened at first use: the crawl forks its parsers before any thread."""
+        with self._pool_lock:
+            if self._connections is None:
+                pool = ConnectionPool(
+                    self._conninfo,
+                    kwargs=self._kwargs,
+                    min_size=1,
+                    max_size=POOL_SIZE,
+                    open=False,
+                    configure=_configure,
+                    name="linkpatrol",
+                    timeout=POOL_TIMEOUT,
+                )
+                try:
+                    pool.open(wait=True, timeout=CONNECT_TIMEOUT + 5)
+                except PoolTimeout:
+                    pool.close()
+                    raise StoreError(
+                        f"{self.location}: cannot connect to PostgreSQL any more"
+                    ) from None
+                self._connections = pool
+            return self._connections
+
+    @contextmanager
+    def _tx(self) -> Iterator[Session]:
+        try:
+            with self._pool().connection() as conn, conn.transaction():
+                yield _PgSession(conn)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        try:
+            with self._pool().connection() as conn:
+                yield _PgSession(conn)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+
+    def close(self) -> None:
+        try:
+            if self._connections is not None:
+                self._connections.close()
+                self._connections = None
+        finally:
+            if self._holder is not None:
+                self._holder.close()
+                self._holder = None
+
+
+__all__ = ["POSTGRES", "SCHEMA_VERSION", "PostgresStore", "redacted"]

@@ -1,0 +1,793 @@
+"""The memory's logic in SQL, written once for every database it runs on.
+
+:class:`SqlStore` implements the whole :class:`~linkpatrol.store.Store` interface —
+passes, the frontier and its leases, discovery and its limits, outcomes, links, history,
+robots.txt, the reports' queries — in the SQL that SQLite and PostgreSQL both speak, with
+``?`` placeholders. A :class:`Dialect` names the few places where they differ (column
+types, how a list of values is passed, row locks, ordering of text and NULLs), and each
+backend supplies its connections and transactions as a :class:`Session`:
+``linkpatrol.store.sqlite`` (one file, flock, WAL) and ``linkpatrol.store.postgres``
+(a connection pool, an advisory lock).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from linkpatrol.model import Action, State, StoreError
+from linkpatrol.store import (
+    Discovered,
+    Outcome,
+    PassInfo,
+    PassLimits,
+    SiteRecord,
+    Task,
+    UrlRecord,
+)
+from linkpatrol.urls import is_http, numeric_pattern, origin
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passes(
+  id {serial},
+  start_urls TEXT NOT NULL,
+  started_at {real} NOT NULL,
+  finished_at {real},
+  stopped_at {real},
+  complete {int} NOT NULL DEFAULT 0,
+  elapsed {real} NOT NULL DEFAULT 0,
+  requests {int} NOT NULL DEFAULT 0,
+  requested {int} NOT NULL DEFAULT 0,
+  parsed {int} NOT NULL DEFAULT 0,
+  seen {int} NOT NULL DEFAULT 0,
+  max_urls {int} NOT NULL DEFAULT 0,
+  max_similar {int} NOT NULL DEFAULT 0,
+  stop_reason TEXT
+);
+CREATE TABLE IF NOT EXISTS urls(
+  id {serial},
+  url TEXT NOT NULL{url_unique},
+  origin TEXT NOT NULL,
+  action TEXT NOT NULL,
+  state TEXT,
+  http_status {int},
+  error TEXT,
+  content_type TEXT,
+  base_url TEXT,
+  redirect_to TEXT,
+  last_modified TEXT,
+  etag TEXT,
+  first_seen {real} NOT NULL,
+  last_checked {real},
+  last_good {real},
+  failing_since {real},
+  seen_pass {int},
+  done_pass {int},
+  links_pass {int},
+  links_at {real},
+  referrer_id {int}
+);
+CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
+CREATE TABLE IF NOT EXISTS links({link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int});
+CREATE INDEX IF NOT EXISTS links_src ON links(src{link_order});
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+CREATE TABLE IF NOT EXISTS frontier(
+  url_id {int} PRIMARY KEY,
+  pass_id {int} NOT NULL,
+  origin TEXT NOT NULL,
+  rnd {int} NOT NULL,
+  lease_owner TEXT,
+  lease_until {real}
+);
+CREATE INDEX IF NOT EXISTS frontier_pick ON frontier(pass_id, rnd);
+CREATE TABLE IF NOT EXISTS patterns(
+  pass_id {int} NOT NULL,
+  pattern TEXT NOT NULL,
+  urls {int} NOT NULL,
+  PRIMARY KEY(pass_id, pattern)
+);
+CREATE TABLE IF NOT EXISTS sites(
+  origin TEXT PRIMARY KEY,
+  state TEXT NOT NULL,
+  status {int},
+  body TEXT,
+  fetched_at {real} NOT NULL,
+  error TEXT
+);
+CREATE TABLE IF NOT EXISTS history(
+  url_id {int} NOT NULL,
+  at {real} NOT NULL,
+  pass_id {int},
+  state TEXT NOT NULL,
+  http_status {int},
+  error TEXT
+);
+CREATE INDEX IF NOT EXISTS history_url ON history(url_id, at);
+"""
+
+_HISTORY_COLUMNS = (
+    ("url_id", "int"),
+    ("at", "real"),
+    ("pass_id", "int"),
+    ("state", "text"),
+    ("http_status", "int"),
+    ("error", "text"),
+)
+_PASS_COLUMNS = (
+    "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
+    "requested, parsed, seen, stop_reason"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """Where the SQL of one database differs from the shared statements."""
+
+    name: str
+    serial: str  # a key the database numbers itself, in insertion order
+    integer: str
+    real: str
+    link_id: str  # the column that orders a page's links ("" where the table has a rowid)
+    link_order: str  # that column as an ORDER BY key
+    binary_text: str  # appended to a text ORDER BY key: compare bytes, not the locale
+    nulls_first: str  # appended to an ORDER BY key: NULLs first, as SQLite does
+    lock_rows: str  # appended to a SELECT that claims rows other writers must skip
+    list_param: bool  # a list of values is one array parameter (else one "?" each)
+    chunk: int  # values per statement in ``member``
+    url_digest: str  # a function of the URL that keeps URLs unique where index entries are
+    # bounded in size ("" where the URL itself can be)
+
+    def schema(self) -> list[str]:
+        ddl = _SCHEMA.format(
+            serial=self.serial,
+            int=self.integer,
+            real=self.real,
+            link_id=f"{self.link_id}, " if self.link_id else "",
+            link_order=f", {self.link_order}" if self.link_id else "",
+            url_unique="" if self.url_digest else " UNIQUE",
+        )
+        statements = [s.strip() for s in ddl.split(";") if s.strip()]
+        if self.url_digest:
+            statements.append(
+                f"CREATE UNIQUE INDEX IF NOT EXISTS urls_url ON urls({self.url_digest}(url))"
+            )
+        return statements
+
+    @property
+    def url_conflict(self) -> str:
+        """The ON CONFLICT target of a new URL."""
+        return f"(({self.url_digest}(url)))" if self.url_digest else "(url)"
+
+    def member(
+        self, column: str, values: Sequence[Any], negate: bool = False
+    ) -> tuple[str, list[Any]]:
+        """``column`` is (not) one of ``values``: the condition and its parameters."""
+        if self.list_param:
+            return (f"{column} <> ALL(?)" if negate else f"{column} = ANY(?)"), [list(values)]
+        marks = ",".join("?" * len(values))
+        return f"{column} {'NOT IN' if negate else 'IN'} ({marks})", list(values)
+
+    def member_url(self, urls: Sequence[str]) -> tuple[str, list[Any]]:
+        """``url`` is one of ``urls``, found through the index that keeps URLs unique."""
+        if not self.url_digest:
+            return self.member("url", urls)
+        digest = self.url_digest
+        return f"{digest}(url) = ANY(ARRAY(SELECT {digest}(v) FROM unnest(?::text[]) v))", [
+            list(urls)
+        ]
+
+    def chunks(self, items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+        for i in range(0, len(items), self.chunk):
+            yield items[i : i + self.chunk]
+
+
+class Rows(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Session(Protocol):
+    """One connection, as the shared SQL uses it: statements with ``?`` placeholders."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    def insert_many(
+        self,
+        table: str,
+        columns: Sequence[tuple[str, str]],
+        rows: Sequence[Sequence[Any]],
+        tail: str = "",
+    ) -> None:
+        """Insert many rows, in their order, in as few statements as the database allows.
+
+        ``columns`` pairs each column with its kind (``int``, ``real`` or ``text``);
+        ``tail`` is an ``ON CONFLICT`` clause.
+        """
+        ...
+
+    def insert_id(self, sql: str, params: Sequence[Any]) -> int:
+        """Run an INSERT of one row into a table with a serial ``id``; that new id."""
+        ...
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+        """The rows of a query read as they are used, not all held at once."""
+        ...
+
+
+def _origin_of(url: str) -> str:
+    return origin(url) if is_http(url) else ""
+
+
+class SqlStore(ABC):
+    """The :class:`~linkpatrol.store.Store` over any SQL database with a :class:`Dialect`."""
+
+    dialect: Dialect
+    location: str
+
+    def __init__(self) -> None:
+        self._owner = f"{os.getpid()}-{random.getrandbits(32):08x}"
+        self._patterns: dict[str, int] = {}
+
+    @abstractmethod
+    def _tx(self) -> AbstractContextManager[Session]:
+        """A write transaction: committed when the block ends, rolled back on an error."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Session]:
+        """A connection for reading; errors of the database become :class:`StoreError`."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # ---- the schema -----------------------------------------------------------------
+
+    def _check_memory(self, tables: Collection[str], version: int | None, crawl: bool) -> None:
+        """Refuse what is not a linkpatrol memory this version can read."""
+        if tables and "meta" not in tables:
+            raise StoreError(f"{self.location}: not a linkpatrol database (no meta table)")
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.location}: written by a newer linkpatrol (schema {version}, "
+                f"this version reads up to {SCHEMA_VERSION}); upgrade linkpatrol"
+            )
+        if not crawl and "meta" not in tables:
+            raise StoreError(f"{self.location}: empty database (no pass recorded yet)")
+
+    @staticmethod
+    def _schema_version(s: Session) -> int:
+        row = s.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _create_schema(self, s: Session) -> None:
+        for statement in self.dialect.schema():
+            s.execute(statement)
+        s.execute(
+            "INSERT INTO meta(key, value) VALUES('schema_version', ?) ON CONFLICT(key) DO NOTHING",
+            (str(SCHEMA_VERSION),),
+        )
+
+    # ---- passes -----------------------------------------------------------
+
+    @staticmethod
+    def _pass_from_row(row: Sequence[Any], resumed: bool = False) -> PassInfo:
+        return PassInfo(
+            id=row[0],
+            start_urls=tuple(json.loads(row[1])),
+            started_at=row[2],
+            finished_at=row[3],
+            stopped_at=row[4],
+            complete=bool(row[5]),
+            elapsed=row[6],
+            requests=row[7],
+            requested=row[8],
+            parsed=row[9],
+            seen=row[10],
+            stop_reason=row[11],
+            resumed=resumed,
+        )
+
+    def _pass(self, pass_id: int, resumed: bool = False) -> PassInfo:
+        with self._read() as s:
+            row = s.execute(f"SELECT {_PASS_COLUMNS} FROM passes WHERE id = ?", (pass_id,))
+            return self._pass_from_row(row.fetchone(), resumed)
+
+    def latest_pass(self) -> PassInfo | None:
+        with self._read() as s:
+            row = s.execute(f"SELECT {_PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT 1")
+            found = row.fetchone()
+        return self._pass_from_row(found) if found else None
+
+    def begin_pass(
+        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+    ) -> PassInfo:
+        """Resume the last pass if it stopped early with the same start URLs, else start one."""
+        encoded = json.dumps(list(start_urls))
+        limits = limits or PassLimits()
+        self._patterns.clear()
+        with self._tx() as s:
+            row = s.execute(
+                "SELECT id, complete, start_urls FROM passes ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+            if row and not row[1] and row[2] == encoded:
+                pass_id = row[0]
+                s.execute(
+                    "UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE pass_id = ?",
+                    (pass_id,),
+                )
+                s.execute(
+                    "UPDATE passes SET max_urls = ?, max_similar = ?, stopped_at = NULL "
+                    "WHERE id = ?",
+                    (limits.max_urls, limits.max_similar, pass_id),
+                )
+                resumed = True
+            else:
+                pass_id = s.insert_id(
+                    "INSERT INTO passes(start_urls, started_at, max_urls, max_similar) "
+                    "VALUES(?, ?, ?, ?)",
+                    (encoded, now, limits.max_urls, limits.max_similar),
+                )
+                s.execute("DELETE FROM frontier WHERE pass_id <> ?", (pass_id,))
+                s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
+                resumed = False
+        return self._pass(pass_id, resumed)
+
+    def end_run(
+        self, pass_id: int, elapsed: float, now: float, complete: bool, stop_reason: str | None
+    ) -> PassInfo:
+        with self._tx() as s:
+            s.execute(
+                "UPDATE passes SET elapsed = elapsed + ?, complete = ?, finished_at = ?, "
+                "stopped_at = ?, stop_reason = ? WHERE id = ?",
+                (
+                    elapsed,
+                    int(complete),
+                    now if complete else None,
+                    None if complete else now,
+                    stop_reason,
+                    pass_id,
+                ),
+            )
+            s.execute(
+                "UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE pass_id = ?",
+                (pass_id,),
+            )
+        return self._pass(pass_id)
+
+    # ---- the frontier -------------------------------------------------------
+
+    def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None:
+        with self._tx() as s:
+            targets: dict[str, tuple[Discovered, int | None]] = {
+                url: (Discovered(url, None, action), None) for url, action in urls
+            }
+            self._discover(s, pass_id, targets, now)
+
+    def claim(
+        self,
+        pass_id: int,
+        limit: int,
+        now: float,
+        exclude_origins: Collection[str],
+        lease_seconds: float,
+    ) -> list[Task]:
+        """Lease up to ``limit`` due URLs, in random order, skipping busy hosts.
+
+        Rows another writer is claiming at this moment are skipped, not waited for.
+        """
+        d = self.dialect
+        where = "pass_id = ? AND (lease_until IS NULL OR lease_until < ?)"
+        params: list[Any] = [pass_id, now]
+        if exclude_origins:
+            condition, values = d.member("origin", list(exclude_origins), negate=True)
+            where += f" AND {condition}"
+            params.extend(values)
+        with self._tx() as s:
+            rows = s.execute(
+                f"SELECT url_id FROM frontier WHERE {where} ORDER BY rnd LIMIT ?{d.lock_rows}",
+                [*params, limit],
+            ).fetchall()
+            if not rows:
+                return []
+            ids = [r[0] for r in rows]
+            tasks: list[Task] = []
+            for chunk in d.chunks(ids):
+                condition, values = d.member("url_id", chunk)
+                s.execute(
+                    f"UPDATE frontier SET lease_owner = ?, lease_until = ? WHERE {condition}",
+                    [self._owner, now + lease_seconds, *values],
+                )
+                condition, values = d.member("u.id", chunk)
+                for row in s.execute(
+                    "SELECT u.id, u.url, u.origin, u.action, u.state, u.http_status, u.error, "
+                    "u.content_type, u.last_checked, u.last_good, u.links_at, u.etag, "
+                    "u.last_modified, r.url FROM urls u LEFT JOIN urls r ON r.id = u.referrer_id "
+                    f"WHERE {condition}",
+                    values,
+                ):
+                    tasks.append(
+                        Task(
+                            url_id=row[0],
+                            url=row[1],
+                            origin=row[2],
+                            action=Action(row[3]),
+                            state=State(row[4]) if row[4] else None,
+                            http_status=row[5],
+                            error=row[6],
+                            content_type=row[7],
+                            last_checked=row[8],
+                            last_good=row[9],
+                            links_at=row[10],
+                            etag=row[11],
+                            last_modified=row[12],
+                            referrer=row[13],
+                        )
+                    )
+        order = {url_id: i for i, url_id in enumerate(ids)}
+        tasks.sort(key=lambda t: order[t.url_id])
+        return tasks
+
+    def release(self, pass_id: int, url_ids: Sequence[int]) -> None:
+        d = self.dialect
+        with self._tx() as s:
+            for chunk in d.chunks(list(url_ids)):
+                condition, values = d.member("url_id", chunk)
+                s.execute(
+                    "UPDATE frontier SET lease_owner = NULL, lease_until = NULL "
+                    f"WHERE pass_id = ? AND {condition}",
+                    [pass_id, *values],
+                )
+
+    def pending(self, pass_id: int) -> int:
+        with self._read() as s:
+            row = s.execute("SELECT count(*) FROM frontier WHERE pass_id = ?", (pass_id,))
+            return int(row.fetchone()[0])
+
+    def links_of(self, url_ids: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]:
+        d = self.dialect
+        found: dict[int, list[tuple[str, int | None]]] = {i: [] for i in url_ids}
+        with self._read() as s:
+            for chunk in d.chunks(list(url_ids)):
+                condition, values = d.member("l.src", chunk)
+                for src, url, line in s.execute(
+                    "SELECT l.src, u.url, l.line FROM links l JOIN urls u ON u.id = l.dst "
+                    f"WHERE {condition} ORDER BY l.src, l.{d.link_order}",
+                    values,
+                ):
+                    found[src].append((url, line))
+        return found
+
+    def _discover(
+        self,
+        s: Session,
+        pass_id: int,
+        targets: dict[str, tuple[Discovered, int | None]],
+        now: float,
+    ) -> dict[str, int]:
+        """Make sure every target URL has a row; queue those new to this pass."""
+        d = self.dialect
+        ids: dict[str, tuple[int, int | None]] = {}
+        invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
+        urls = list(targets)
+        for chunk in d.chunks(urls):
+            condition, values = d.member_url(chunk)
+            for url_id, url, seen, error in s.execute(
+                "SELECT id, url, seen_pass, CASE WHEN state = 'broken' AND http_status IS NULL "
+                "AND last_good IS NULL AND error LIKE 'invalid URL: %' THEN error END "
+                f"FROM urls WHERE {condition}",
+                values,
+            ):
+                ids[url] = (url_id, seen)
+                if error is not None:
+                    invalid[url] = error
+        missing = [u for u in urls if u not in ids]
+        if missing:
+            s.insert_many(
+                "urls",
+                (("url", "text"), ("origin", "text"), ("action", "text"), ("first_seen", "real")),
+                [(u, _origin_of(u), targets[u][0].action.value, now) for u in missing],
+                f"ON CONFLICT{d.url_conflict} DO NOTHING",
+            )
+            for chunk in d.chunks(missing):
+                condition, values = d.member_url(chunk)
+                for url_id, url in s.execute(f"SELECT id, url FROM urls WHERE {condition}", values):
+                    ids[url] = (url_id, None)
+        fresh = [u for u in urls if ids[u][1] != pass_id]
+        if fresh:
+            seen, max_urls, max_similar = s.execute(
+                "SELECT seen, max_urls, max_similar FROM passes WHERE id = ?", (pass_id,)
+            ).fetchone()
+            counted: dict[str, int] = {}
+            queued: list[tuple[int, int, str, int]] = []
+            settled: list[tuple[Any, ...]] = []
+            marked: list[tuple[Any, ...]] = []
+            for url in fresh:
+                found, referrer = targets[url]
+                url_id = ids[url][0]
+                marked.append((pass_id, found.action.value, referrer, url_id))
+                if found.invalid is not None or url in invalid:
+                    reason = f"invalid URL: {found.invalid}" if found.invalid else invalid[url]
+                    settled.append((State.BROKEN.value, reason, now, pass_id, url_id))
+                elif found.action is Action.RECORD:
+                    settled.append((State.UNCHECKED.value, None, None, pass_id, url_id))
+                elif max_urls and seen >= max_urls:
+                    reason = f"not checked: --max-urls limit of {max_urls} URLs reached"
+                    settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
+                elif (
+                    max_similar
+                    and (pattern := numeric_pattern(url)) is not None
+                    and (self._pattern_count(s, pass_id, pattern, counted) >= max_similar)
+                ):
+                    reason = (
+                        f"not checked: --max-similar limit of {max_similar} URLs like {pattern}"
+                    )
+                    settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
+                else:
+                    if max_similar and (pattern := numeric_pattern(url)) is not None:
+                        counted[pattern] = self._pattern_count(s, pass_id, pattern, counted) + 1
+                    queued.append((url_id, pass_id, _origin_of(url), random.getrandbits(62)))
+                seen += 1
+            s.executemany(
+                "UPDATE urls SET seen_pass = ?, action = ?, referrer_id = ? WHERE id = ?", marked
+            )
+            if settled:
+                s.executemany(
+                    "UPDATE urls SET state = ?, error = ?, http_status = NULL, "
+                    "last_checked = coalesce(?, last_checked), done_pass = ? WHERE id = ?",
+                    settled,
+                )
+            if queued:
+                s.insert_many(
+                    "frontier",
+                    (("url_id", "int"), ("pass_id", "int"), ("origin", "text"), ("rnd", "int")),
+                    queued,
+                    "ON CONFLICT(url_id) DO UPDATE SET pass_id = excluded.pass_id, "
+                    "origin = excluded.origin, rnd = excluded.rnd, "
+                    "lease_owner = NULL, lease_until = NULL",
+                )
+            s.execute("UPDATE passes SET seen = ? WHERE id = ?", (seen, pass_id))
+            if counted:
+                s.executemany(
+                    "INSERT INTO patterns(pass_id, pattern, urls) VALUES(?, ?, ?) "
+                    "ON CONFLICT(pass_id, pattern) DO UPDATE SET urls = excluded.urls",
+                    [(pass_id, pattern, n) for pattern, n in counted.items()],
+                )
+                self._patterns.update(counted)
+        return {u: ids[u][0] for u in urls}
+
+    def _pattern_count(
+        self, s: Session, pass_id: int, pattern: str, counted: dict[str, int]
+    ) -> int:
+        """URLs of this pattern queued in the pass so far (this batch first, then memory)."""
+        if pattern in counted:
+            return counted[pattern]
+        if pattern not in self._patterns:
+            row = s.execute(
+                "SELECT urls FROM patterns WHERE pass_id = ? AND pattern = ?", (pass_id, pattern)
+            ).fetchone()
+            if len(self._patterns) > 100_000:
+                self._patterns.clear()
+            self._patterns[pattern] = int(row[0]) if row else 0
+        return self._patterns[pattern]
+
+    def complete(
+        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+    ) -> None:
+        """Write a batch of outcomes, their links and what they discover, in one transaction."""
+        d = self.dialect
+        with self._tx() as s:
+            targets: dict[str, tuple[Discovered, int | None]] = {}
+            for outcome in outcomes:
+                for found in outcome.links or ():
+                    if found.url not in targets:
+                        targets[found.url] = (found, outcome.url_id)
+            ids = self._discover(s, pass_id, targets, now) if targets else {}
+
+            previous: dict[int, tuple[Any, ...]] = {}
+            outcome_ids = [o.url_id for o in outcomes]
+            for chunk in d.chunks(outcome_ids):
+                condition, values = d.member("id", chunk)
+                for row in s.execute(
+                    "SELECT id, state, last_good, failing_since, http_status FROM urls "
+                    f"WHERE {condition}",
+                    values,
+                ):
+                    previous[row[0]] = row
+
+            updates: list[tuple[Any, ...]] = []
+            history: list[tuple[Any, ...]] = []
+            dropped: list[int] = []
+            replaced: list[int] = []
+            new_links: list[tuple[int, int, int | None]] = []
+            requests, requested, parsed = extra_requests, 0, 0
+            for o in outcomes:
+                requests += o.requests
+                requested += o.fetched
+                parsed += o.parsed
+                if o.dropped:
+                    dropped.append(o.url_id)
+                    continue
+                _, old_state, last_good, failing_since, old_status = previous.get(
+                    o.url_id, (o.url_id, None, None, None, None)
+                )
+                if o.checked:
+                    if o.state in (State.OK, State.REDIRECT):
+                        last_good = now
+                    failing_since = (failing_since or now) if o.state is State.BROKEN else None
+                    if old_state != o.state.value or (
+                        o.state is State.BROKEN and old_status != o.http_status
+                    ):
+                        history.append(
+                            (o.url_id, now, pass_id, o.state.value, o.http_status, o.error)
+                        )
+                has_links = o.links is not None
+                updates.append(
+                    (
+                        o.action.value,
+                        o.state.value,
+                        o.http_status,
+                        o.error,
+                        o.content_type,
+                        o.links_unchanged,
+                        o.base_url,
+                        o.redirect_to,
+                        o.last_modified,
+                        o.etag,
+                        now if o.checked else None,
+                        last_good,
+                        failing_since,
+                        pass_id,
+                        pass_id if has_links else None,
+                        now if o.good_links else None,
+                        o.url_id,
+                    )
+                )
+                if has_links and not o.links_unchanged:
+                    replaced.append(o.url_id)
+                    new_links.extend((o.url_id, ids[f.url], f.line) for f in o.links or ())
+            if updates:
+                s.executemany(
+                    "UPDATE urls SET action = ?, state = ?, http_status = ?, error = ?, "
+                    "content_type = ?, base_url = CASE WHEN ? THEN base_url ELSE ? END, "
+                    "redirect_to = ?, "
+                    "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
+                    "last_checked = coalesce(?, last_checked), last_good = ?, "
+                    "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
+                    "links_at = coalesce(?, links_at) WHERE id = ?",
+                    updates,
+                )
+            for chunk in d.chunks(dropped):
+                condition, values = d.member("id", chunk)
+                s.execute(
+                    f"UPDATE urls SET seen_pass = NULL, done_pass = NULL WHERE {condition}", values
+                )
+            for chunk in d.chunks(replaced):
+                condition, values = d.member("src", chunk)
+                s.execute(f"DELETE FROM links WHERE {condition}", values)
+            if new_links:
+                s.insert_many("links", (("src", "int"), ("dst", "int"), ("line", "int")), new_links)
+            if history:
+                s.insert_many("history", _HISTORY_COLUMNS, history)
+            for chunk in d.chunks(outcome_ids):
+                condition, values = d.member("url_id", chunk)
+                s.execute(f"DELETE FROM frontier WHERE {condition}", values)
+            s.execute(
+                "UPDATE passes SET requests = requests + ?, requested = requested + ?, "
+                "parsed = parsed + ? WHERE id = ?",
+                (requests, requested, parsed, pass_id),
+            )
+
+    def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
+        with self._read() as s:
+            return {
+                url: (url_id, target)
+                for url_id, url, target in s.execute(
+                    "SELECT id, url, redirect_to FROM urls WHERE seen_pass = ? AND state = ? "
+                    "AND redirect_to IS NOT NULL",
+                    (pass_id, State.REDIRECT.value),
+                )
+            }
+
+    # ---- robots.txt -----------------------------------------------------------
+
+    def site(self, origin: str) -> SiteRecord | None:
+        with self._read() as s:
+            row = s.execute(
+                "SELECT origin, state, status, body, fetched_at, error FROM sites WHERE origin = ?",
+                (origin,),
+            ).fetchone()
+        return SiteRecord(*row) if row else None
+
+    def save_site(self, record: SiteRecord) -> None:
+        with self._tx() as s:
+            s.execute(
+                "INSERT INTO sites(origin, state, status, body, fetched_at, error) "
+                "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(origin) DO UPDATE SET "
+                "state = excluded.state, status = excluded.status, body = excluded.body, "
+                "fetched_at = excluded.fetched_at, error = excluded.error",
+                (
+                    record.origin,
+                    record.state,
+                    record.status,
+                    record.body,
+                    record.fetched_at,
+                    record.error,
+                ),
+            )
+
+    # ---- reports ------------------------------------------------------------------
+
+    def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]:
+        """Every URL of the pass, in discovery order, with the pages (and lines) linking to it."""
+        d = self.dialect
+        with self._read() as s:
+            url_rows = s.stream(
+                "SELECT id, url, action, state, http_status, error, content_type, base_url, "
+                "redirect_to, last_checked, last_good, failing_since, last_modified FROM urls "
+                "WHERE seen_pass = ? ORDER BY id",
+                (pass_id,),
+            )
+            ref_rows = (
+                s.stream(
+                    "SELECT l.dst, s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+                    "WHERE s.links_pass = ? AND s.seen_pass = ? "
+                    f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}",
+                    (pass_id, pass_id),
+                )
+                if with_referrers
+                else iter(())
+            )
+            pending_ref = next(ref_rows, None)
+            for row in url_rows:
+                referrers: list[tuple[str, int | None]] = []
+                while pending_ref is not None and pending_ref[0] <= row[0]:
+                    if pending_ref[0] == row[0]:
+                        referrers.append((pending_ref[1], pending_ref[2]))
+                    pending_ref = next(ref_rows, None)
+                yield UrlRecord(
+                    id=row[0],
+                    url=row[1],
+                    action=Action(row[2]),
+                    state=State(row[3]) if row[3] else State.UNCHECKED,
+                    http_status=row[4],
+                    error=row[5],
+                    content_type=row[6],
+                    base_url=row[7],
+                    redirect_to=row[8],
+                    last_checked=row[9],
+                    last_good=row[10],
+                    failing_since=row[11],
+                    referrers=referrers,
+                    last_modified=row[12],
+                )
+
+    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]:
+        current: str | None = None
+        targets: list[tuple[str, int | None]] = []
+        with self._read() as s:
+            for src, dst, line in s.stream(
+                "SELECT s.url, d.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+                "JOIN urls d ON d.id = l.dst WHERE s.links_pass = ? AND s.seen_pass = ? "
+                f"ORDER BY s.id, l.{self.dialect.link_order}",
+                (pass_id, pass_id),
+            ):
+                if src != current:
+                    if current is not None:
+                        yield current, targets
+                    current, targets = src, []
+                targets.append((dst, line))
+        if current is not None:
+            yield current, targets

@@ -1,0 +1,592 @@
+"""The memory's interface, used directly, behaves the same on SQLite and on PostgreSQL.
+
+Each test marked ``backends`` runs once per backend on a fresh memory (``db``); the rest
+are about PostgreSQL alone: rows locked by another writer, the crawl lock, bad URLs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from linkpatrol.model import Action, State, StoreError
+from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
+from tests.conftest import Runner, is_postgres, memory_rows, memory_write
+from tests.sitesrv import Page, free_port, html
+
+T0 = 1_700_000_000.0
+H = "http://h.test"
+OTHER = "http://other.test"
+
+
+@pytest.fixture
+def store(db: str) -> Iterator[Store]:
+    opened = open_store(db, crawl=True)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def action_of(url: str) -> Action:
+    if not url.startswith("http"):
+        return Action.RECORD
+    return Action.PARSE if url.startswith(H) else Action.CHECK
+
+
+def ok(task: Task, *links: tuple[str, int | None], **changes: Any) -> Outcome:
+    """A page (or other resource) answered 200, with the links it holds."""
+    found = [Discovered(url, line, action_of(url)) for url, line in links]
+    outcome = Outcome(
+        task.url_id,
+        task.action,
+        State.OK,
+        http_status=200,
+        content_type="text/html",
+        requests=1,
+        fetched=True,
+        parsed=bool(links),
+        links=found if task.action is Action.PARSE else None,
+        good_links=True,
+    )
+    return replace(outcome, **changes)
+
+
+def claim_all(store: Store, pass_id: int, now: float = T0, lease: float = 60.0) -> list[Task]:
+    return store.claim(pass_id, 1000, now, (), lease)
+
+
+# a small site: what each page links to, with lines
+SITE: dict[str, list[tuple[str, int | None]]] = {
+    f"{H}/": [(f"{H}/b", 3), (f"{H}/B", 4), (f"{H}/a", 5), (f"{OTHER}/x", 6), ("mailto:m@h", 7)],
+    f"{H}/a": [(f"{H}/", 2), (f"{H}/gone", 3), (f"{H}/gone", 9)],
+    f"{H}/b": [(f"{H}/gone", 1), (f"{H}/old", 2)],
+    f"{H}/B": [(f"{H}/gone", 8)],
+    f"{H}/old": [],
+    f"{H}/new": [(f"{H}/a", 1), (f"{H}/a", None)],
+    f"{H}/gone": [],
+    f"{OTHER}/x": [],
+}
+
+
+def answer(task: Task) -> Outcome:
+    """What the little site says to a request: a redirect, a 404, or a page."""
+    if task.url == f"{H}/old":
+        return ok(
+            task,
+            state=State.REDIRECT,
+            http_status=301,
+            redirect_to=f"{H}/new",
+            links=[Discovered(f"{H}/new", None, Action.PARSE)],
+            parsed=False,
+        )
+    if task.url == f"{H}/gone":
+        return ok(task, state=State.BROKEN, http_status=404, error="HTTP 404", links=None)
+    return ok(task, *SITE[task.url])
+
+
+def crawl_by_hand(store: Store, start: str = f"{H}/") -> int:
+    """A whole pass driven as the engine drives it; the pass id."""
+    info = store.begin_pass([start], T0)
+    store.seed(info.id, [(start, Action.PARSE)], T0)
+    for _ in range(20):
+        tasks = claim_all(store, info.id)
+        if not tasks:
+            break
+        store.complete(info.id, [answer(t) for t in tasks], T0)
+    store.end_run(info.id, 1.5, T0 + 2, store.pending(info.id) == 0, None)
+    return info.id
+
+
+def observable(store: Store, pass_id: int) -> dict[str, Any]:
+    """All a report can see of a pass."""
+    return {
+        "pass": store.latest_pass(),
+        "urls": list(store.pass_urls(pass_id)),
+        "outlinks": list(store.outlinks(pass_id)),
+        "redirects": {url: target for url, (_, target) in store.redirects(pass_id).items()},
+    }
+
+
+# ---- both backends ----------------------------------------------------------------------
+
+
+@pytest.mark.backends
+def test_a_pass_runs_from_its_start_url_to_complete(store: Store) -> None:
+    assert store.latest_pass() is None
+    pass_id = crawl_by_hand(store)
+
+    info = store.latest_pass()
+    assert info is not None and info.id == pass_id
+    assert info.complete and info.finished_at == T0 + 2 and info.stopped_at is None
+    assert info.start_urls == (f"{H}/",) and info.elapsed == 1.5
+    assert (info.requests, info.requested, info.seen) == (8, 8, 9)
+    seen = observable(store, pass_id)
+    assert [u.url for u in seen["urls"]] == [
+        f"{H}/",
+        f"{H}/b",
+        f"{H}/B",
+        f"{H}/a",
+        f"{OTHER}/x",
+        "mailto:m@h",
+        f"{H}/gone",
+        f"{H}/old",
+        f"{H}/new",
+    ]
+    states = {u.url: (u.action, u.state, u.http_status) for u in seen["urls"]}
+    assert states["mailto:m@h"] == (Action.RECORD, State.UNCHECKED, None)
+    assert states[f"{OTHER}/x"] == (Action.CHECK, State.OK, 200)
+    assert states[f"{H}/gone"] == (Action.PARSE, State.BROKEN, 404)
+    assert seen["redirects"] == {f"{H}/old": f"{H}/new"}
+    assert store.pending(pass_id) == 0
+
+    # the next pass starts anew and knows what the last one learned
+    again = store.begin_pass([f"{H}/"], T0 + 10)
+    assert again.id == pass_id + 1 and not again.resumed
+    store.seed(again.id, [(f"{H}/", Action.PARSE)], T0 + 10)
+    (task,) = claim_all(store, again.id, T0 + 10)
+    assert (task.state, task.http_status, task.last_good, task.referrer) == (
+        State.OK,
+        200,
+        T0,
+        None,
+    )
+    assert store.links_of([task.url_id]) == {task.url_id: SITE[f"{H}/"]}
+
+
+@pytest.mark.backends
+def test_links_keep_their_lines_and_referrers_come_in_one_order(store: Store) -> None:
+    pass_id = crawl_by_hand(store)
+    referrers = {r.url: r.referrers for r in store.pass_urls(pass_id)}
+
+    # by referring URL byte by byte ("B" before "a" before "b"), then line, a redirect's first
+    assert referrers[f"{H}/gone"] == [
+        (f"{H}/B", 8),
+        (f"{H}/a", 3),
+        (f"{H}/a", 9),
+        (f"{H}/b", 1),
+    ]
+    assert referrers[f"{H}/new"] == [(f"{H}/old", None)]
+    assert referrers[f"{H}/"] == [(f"{H}/a", 2)]
+    assert referrers[f"{H}/a"] == [(f"{H}/", 5), (f"{H}/new", None), (f"{H}/new", 1)]
+    outlinks = dict(store.outlinks(pass_id))
+    assert outlinks[f"{H}/"] == SITE[f"{H}/"]  # in the page's order
+    assert outlinks[f"{H}/a"] == SITE[f"{H}/a"]
+    assert not any(r.referrers for r in store.pass_urls(pass_id, with_referrers=False))
+
+
+@pytest.mark.backends
+def test_an_unfinished_pass_resumes_with_its_leases_cleared(db: str, store: Store) -> None:
+    start = [f"{H}/"]
+    info = store.begin_pass(start, T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    (home,) = claim_all(store, info.id)
+    store.complete(info.id, [answer(home)], T0)
+    leased = claim_all(store, info.id)
+    assert len(leased) == 4
+    stopped = store.end_run(info.id, 0.5, T0 + 1, False, "SIGTERM")
+    assert (stopped.complete, stopped.stopped_at, stopped.stop_reason) == (
+        False,
+        T0 + 1,
+        "SIGTERM",
+    )
+    store.close()
+
+    reopened = open_store(db, crawl=True)
+    try:
+        resumed = reopened.begin_pass(start, T0 + 5)
+        assert resumed.id == info.id and resumed.resumed and resumed.stopped_at is None
+        assert resumed.seen == 6 and resumed.requests == 1
+        again = claim_all(reopened, info.id, T0 + 5)
+        assert sorted(t.url for t in again) == sorted(t.url for t in leased)
+        assert all(t.referrer == f"{H}/" for t in again)
+
+        other = reopened.begin_pass([f"{H}/a"], T0 + 6)
+        assert other.id == info.id + 1 and not other.resumed
+        assert reopened.pending(info.id) == 0  # the old pass's frontier is gone
+        latest = reopened.latest_pass()
+        assert latest is not None and latest.id == other.id
+    finally:
+        reopened.close()
+
+
+@pytest.mark.backends
+def test_claims_lease_urls_skip_busy_hosts_and_leases_expire(store: Store) -> None:
+    info = store.begin_pass([f"{H}/"], T0)
+    urls = [(f"{H}/{k}", Action.CHECK) for k in range(6)] + [
+        (f"{OTHER}/{k}", Action.CHECK) for k in range(3)
+    ]
+    store.seed(info.id, urls, T0)
+
+    first = store.claim(info.id, 4, T0, [OTHER], 30.0)
+    assert len(first) == 4 and all(t.origin == H for t in first)
+    second = store.claim(info.id, 100, T0 + 1, [OTHER], 30.0)
+    assert {t.url for t in second} == {u for u, _ in urls[:6]} - {t.url for t in first}
+    assert store.claim(info.id, 100, T0 + 2, [OTHER, H], 30.0) == []
+    third = store.claim(info.id, 100, T0 + 3, [], 30.0)
+    assert {t.origin for t in third} == {OTHER}
+
+    store.release(info.id, [first[0].url_id])
+    assert [t.url for t in store.claim(info.id, 100, T0 + 4, [], 30.0)] == [first[0].url]
+    expired = store.claim(info.id, 100, T0 + 30.5, [], 30.0)  # the first leases ran out
+    assert {t.url for t in expired} == {t.url for t in first[1:]}
+    assert store.pending(info.id) == 9
+
+
+@pytest.mark.backends
+def test_claims_are_random_in_order(store: Store) -> None:
+    info = store.begin_pass([f"{H}/"], T0)
+    urls = [f"{H}/{k:03}" for k in range(200)]
+    store.seed(info.id, [(u, Action.CHECK) for u in urls], T0)
+
+    order = [t.url for t in claim_all(store, info.id)]
+
+    assert sorted(order) == urls and order != urls
+
+
+@pytest.mark.backends
+def test_two_stores_claiming_at_once_never_share_a_url(db: str, store: Store) -> None:
+    info = store.begin_pass([f"{H}/"], T0)
+    urls = {f"{H}/{k}" for k in range(300)}
+    store.seed(info.id, [(u, Action.CHECK) for u in sorted(urls)], T0)
+    other = open_store(db, crawl=False)
+    got: dict[int, list[str]] = {0: [], 1: []}
+
+    def worker(n: int, claimer: Store) -> None:
+        while True:
+            tasks = claimer.claim(info.id, 7, T0, [], 60.0)
+            if not tasks:
+                return
+            got[n].extend(t.url for t in tasks)
+
+    try:
+        threads = [
+            threading.Thread(target=worker, args=(n, s)) for n, s in enumerate([store, other])
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads)
+    finally:
+        other.close()
+
+    assert len(got[0]) + len(got[1]) == len(urls)
+    assert set(got[0]) | set(got[1]) == urls
+
+
+@pytest.mark.backends
+def test_max_urls_and_max_similar_record_the_rest_unchecked(db: str, store: Store) -> None:
+    info = store.begin_pass([f"{H}/"], T0, PassLimits(max_urls=8, max_similar=3))
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    (home,) = claim_all(store, info.id)
+    cal = [(f"{H}/cal/{k}", k) for k in range(1, 6)]
+    store.complete(info.id, [ok(home, *cal, (f"{H}/p", 7), (f"{H}/q", 8), (f"{H}/r", 9))], T0)
+    store.end_run(info.id, 1.0, T0, False, "SIGINT")
+    store.close()
+
+    reader = open_store(db, crawl=False)
+    try:
+        states = {r.url: (r.state, r.error) for r in reader.pass_urls(info.id)}
+    finally:
+        reader.close()
+    like = f"not checked: --max-similar limit of 3 URLs like {H}/cal/#"
+    assert [states[f"{H}/cal/{k}"] for k in (4, 5)] == [(State.UNCHECKED, like)] * 2
+    assert states[f"{H}/q"] == (State.UNCHECKED, None)  # queued, no verdict yet
+    assert states[f"{H}/r"] == (
+        State.UNCHECKED,
+        "not checked: --max-urls limit of 8 URLs reached",
+    )
+
+    # a resumed pass, in a new process, goes on counting where the last one stopped
+    again = open_store(db, crawl=True)
+    try:
+        resumed = again.begin_pass([f"{H}/"], T0 + 1, PassLimits(max_urls=0, max_similar=3))
+        assert resumed.resumed
+        queued = {t.url: t for t in claim_all(again, info.id, T0 + 1)}
+        assert set(queued) == {f"{H}/cal/1", f"{H}/cal/2", f"{H}/cal/3", f"{H}/p", f"{H}/q"}
+        page_p = queued[f"{H}/p"]
+        again.complete(info.id, [ok(page_p, (f"{H}/cal/9", 1), (f"{H}/s", 2))], T0 + 2)
+        last = {r.url: r.state for r in again.pass_urls(info.id)}
+        assert last[f"{H}/cal/9"] is State.UNCHECKED and f"{H}/s" in last
+    finally:
+        again.close()
+
+
+@pytest.mark.backends
+def test_every_change_of_state_is_history(db: str, store: Store) -> None:
+    url = f"{H}/flaky"
+    answers = [
+        (State.OK, 200, None),
+        (State.OK, 200, None),
+        (State.BROKEN, 404, "HTTP 404"),
+        (State.BROKEN, 500, "HTTP 500"),
+        (State.BROKEN, 500, "HTTP 500"),
+        (State.OK, 200, None),
+    ]
+    for day, (state, status, error) in enumerate(answers):
+        now = T0 + day * 86400
+        info = store.begin_pass([url], now)
+        store.seed(info.id, [(url, Action.CHECK)], now)
+        (task,) = claim_all(store, info.id, now)
+        outcome = ok(task, state=state, http_status=status, error=error)
+        store.complete(info.id, [outcome], now)
+        store.end_run(info.id, 0.1, now, True, None)
+        record = next(store.pass_urls(info.id))
+        if day == 4:
+            assert record.failing_since == T0 + 2 * 86400 and record.last_good == T0 + 86400
+
+    rows = memory_rows(db, "SELECT pass_id, state, http_status, error FROM history ORDER BY at")
+    assert rows == [
+        (1, "ok", 200, None),
+        (3, "broken", 404, "HTTP 404"),
+        (4, "broken", 500, "HTTP 500"),
+        (6, "ok", 200, None),
+    ]
+
+
+@pytest.mark.backends
+def test_robots_txt_is_remembered_per_host(store: Store) -> None:
+    assert store.site(H) is None
+    first = SiteRecord(H, "handled", 200, "User-agent: *\nDisallow: /x\n", T0)
+    store.save_site(first)
+    store.save_site(SiteRecord(OTHER, "unreachable", None, None, T0, "connection refused"))
+    assert store.site(H) == first
+    newer = SiteRecord(H, "error", 503, None, T0 + 5, None)
+    store.save_site(newer)
+    assert store.site(H) == newer
+    assert store.site(OTHER) == SiteRecord(
+        OTHER, "unreachable", None, None, T0, "connection refused"
+    )
+    # a NUL, which PostgreSQL text cannot hold, is kept by SQLite and replaced there
+    store.save_site(SiteRecord(H, "handled", 200, "a\x00b", T0))
+    saved = store.site(H)
+    assert saved is not None and saved.body in ("a\x00b", "a\ufffdb")
+
+
+@pytest.mark.backends
+def test_a_second_crawler_is_refused_while_readers_read(db: str, store: Store) -> None:
+    info = store.begin_pass([f"{H}/"], T0)
+
+    with pytest.raises(StoreError) as refused:
+        open_store(db, crawl=True)
+
+    assert str(refused.value) == f"{db}: another linkpatrol process is crawling with this database"
+    reader = open_store(db, crawl=False)
+    try:
+        latest = reader.latest_pass()
+        assert latest is not None and latest.id == info.id
+    finally:
+        reader.close()
+    store.close()
+    open_store(db, crawl=True).close()  # free again once the crawler has closed
+
+
+@pytest.mark.backends
+def test_a_newer_or_foreign_schema_is_refused(db: str, store: Store) -> None:
+    store.close()
+    memory_write(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    for crawl in (True, False):
+        with pytest.raises(StoreError, match="written by a newer linkpatrol \\(schema 2"):
+            open_store(db, crawl=crawl)
+
+    memory_write(db, "DROP TABLE meta")
+    with pytest.raises(StoreError, match="not a linkpatrol database \\(no meta table\\)"):
+        open_store(db, crawl=True)
+
+
+@pytest.mark.backends
+def test_reading_a_memory_without_a_pass_says_so(db: str) -> None:
+    if not is_postgres(db):
+        with pytest.raises(StoreError, match="no such database"):
+            open_store(db, crawl=False)
+        open(db, "wb").close()
+    with pytest.raises(StoreError, match="empty database \\(no pass recorded yet\\)"):
+        open_store(db, crawl=False)
+
+
+def test_both_backends_remember_a_crawl_the_same(postgres_url: str, tmp_path: Any) -> None:
+    seen = []
+    for location in (str(tmp_path / "memory.db"), postgres_url):
+        store = open_store(location, crawl=True)
+        try:
+            first = crawl_by_hand(store)
+            second = crawl_by_hand(store)
+            seen.append((observable(store, first), observable(store, second)))
+        finally:
+            store.close()
+
+    assert seen[0] == seen[1]
+
+
+# ---- PostgreSQL alone -----------------------------------------------------------------------
+
+
+def test_referrers_come_in_byte_order_whatever_the_locale(postgres_url: str) -> None:
+    """A database whose text sorts by a language's rules still lists referrers as SQLite."""
+    store = open_store(postgres_url, crawl=True)
+    try:
+        if not memory_rows(postgres_url, "SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu'"):
+            pytest.skip("this PostgreSQL has no ICU collations")
+        memory_write(
+            postgres_url, 'ALTER TABLE urls ALTER COLUMN url TYPE text COLLATE "und-x-icu"'
+        )
+        pass_id = crawl_by_hand(store)
+        referrers = {r.url: r.referrers for r in store.pass_urls(pass_id)}
+    finally:
+        store.close()
+
+    assert [url for url, _ in referrers[f"{H}/gone"]] == [f"{H}/B", f"{H}/a", f"{H}/a", f"{H}/b"]
+
+
+def test_claims_skip_rows_another_writer_holds_without_waiting(postgres_url: str) -> None:
+    import psycopg
+
+    store = open_store(postgres_url, crawl=True)
+    holder = psycopg.connect(postgres_url)
+    try:
+        info = store.begin_pass([f"{H}/"], T0)
+        store.seed(info.id, [(f"{H}/{k}", Action.CHECK) for k in range(10)], T0)
+        held = [
+            r[0]
+            for r in holder.execute(
+                "SELECT url_id FROM frontier ORDER BY url_id LIMIT 4 FOR UPDATE"
+            ).fetchall()
+        ]
+        claimed: list[Task] = []
+        claiming = threading.Thread(
+            target=lambda: claimed.extend(store.claim(info.id, 100, T0, [], 60.0))
+        )
+        claiming.start()
+        claiming.join(timeout=10)
+        waited = claiming.is_alive()
+        holder.rollback()
+        claiming.join(timeout=10)
+
+        assert not waited, "the claim waited for rows another transaction held"
+        assert len(claimed) == 6 and not {t.url_id for t in claimed} & set(held)
+        assert {t.url_id for t in claim_all(store, info.id)} == set(held)
+    finally:
+        holder.close()
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("make_url", "message"),
+    [
+        (lambda base, port: f"postgresql://postgres@127.0.0.1:{port}/test", "Connection refused"),
+        (
+            lambda base, port: base.replace("/test", "/linkpatrol_no_such_db", 1),
+            'database "linkpatrol_no_such_db" does not exist (create it first',
+        ),
+        (
+            lambda base, port: base.replace("://postgres@", "://linkpatrol_nobody@", 1),
+            'authentication failed: role "linkpatrol_nobody" does not exist',
+        ),
+        (lambda base, port: base + "&sslmode=bogus", "invalid sslmode value"),
+        (
+            lambda base, port: base.replace("search_path%3D", "search_path%3Dnot_there_", 1),
+            "no schema to keep the memory in",
+        ),
+    ],
+    ids=["unreachable", "missing-database", "unknown-role", "bad-option", "no-schema"],
+)
+def test_a_bad_connection_is_one_clear_line(postgres_url: str, make_url: Any, message: str) -> None:
+    url = make_url(postgres_url, free_port())
+    for crawl in (True, False):
+        with pytest.raises(StoreError) as failed:
+            open_store(url, crawl=crawl)
+        text = str(failed.value)
+        assert text.startswith(f"{url}: ") and message in text, text
+        assert "\n" not in text
+
+
+def test_a_password_is_never_shown(postgres_server: str) -> None:
+    url = f"postgresql://someone:s3cret@127.0.0.1:{free_port()}/test"
+
+    with pytest.raises(StoreError) as failed:
+        open_store(url, crawl=True)
+
+    assert "s3cret" not in str(failed.value)
+    assert str(failed.value).startswith(f"postgresql://someone:***@127.0.0.1:{url.split(':')[3]}")
+
+
+def test_the_command_refuses_an_unreachable_server_with_exit_2(run: Runner) -> None:
+    port = free_port()
+    url = f"postgres://postgres@127.0.0.1:{port}/test"
+    for args in (["check", "--db", url, "http://127.0.0.1:9/"], ["report", "--db", url]):
+        proc = run(*args, timeout=60)
+        assert proc.returncode == 2
+        assert proc.stdout == ""
+        assert proc.stderr.splitlines() == [
+            f"linkpatrol: {url}: cannot connect to PostgreSQL: connection to server at "
+            f'"127.0.0.1", port {port} failed: Connection refused; is the server running '
+            "on that host and accepting TCP/IP connections?"
+        ]
+
+
+def test_the_db_key_of_a_configuration_takes_a_postgres_url(
+    run: Runner, serve: Any, postgres_url: str
+) -> None:
+    site = serve({"/": Page(html("<a href='/gone'>x</a>")), "/robots.txt": Page("", status=404)})
+    url = "postgres://" + postgres_url.split("://", 1)[1]
+    (run.cwd / "linkpatrol.toml").write_text(
+        f'start = ["{site.url("/")}"]\nformat = "json"\ndb = "{url}"\n', encoding="utf-8"
+    )
+
+    proc = run("check")
+
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["broken"] == 1
+    assert memory_rows(postgres_url, "SELECT id, complete FROM passes") == [(1, 1)]
+    assert sorted(p.name for p in run.cwd.iterdir()) == ["linkpatrol.toml"]
+    again = run("report")
+    assert again.returncode == 1 and again.stdout == proc.stdout
+
+
+CRAWLER = """
+import os, sys, time
+from linkpatrol.store import open_store
+store = open_store(sys.argv[1], crawl=True)
+if os.fork() == 0:  # a parse worker outliving its crawler
+    time.sleep(30)
+    os._exit(0)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_crawler_killed_with_sigkill_frees_the_memory_at_once(postgres_url: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CRAWLER, postgres_url],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert select.select([proc.stdout], [], [], 30)[0], "the crawler did not start"
+        assert proc.stdout.readline() == "locked\n"
+        with pytest.raises(StoreError, match="another linkpatrol process"):
+            open_store(postgres_url, crawl=True)
+        proc.kill()
+        proc.wait(timeout=10)
+        started = time.monotonic()
+        open_store(postgres_url, crawl=True).close()
+        assert time.monotonic() - started < 2
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
