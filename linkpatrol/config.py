@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,8 @@ class SiteSettings:
     format: str = "text"
     output: str | None = None
     xref: bool = False
+    fail_on: str = "broken"
+    graph_hosts: bool = False
     quiet: bool = False
     verbose: int = 0
     log: str | None = None
@@ -148,8 +151,9 @@ class SiteSettings:
     parse_workers: int = 0
 
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "csv", "markdown", "junit", "sarif", "dot", "sitemap")
 REDIRECT_MODES = ("follow", "report")
+FAIL_ON = ("broken", "warning")
 
 # key -> (converter, settings field); converters raise ValueError with a readable reason
 _SCALAR_KEYS: dict[str, tuple[Any, str]] = {}
@@ -233,6 +237,8 @@ _SCALAR_KEYS.update(
         "format": (_choice(*FORMATS), "format"),
         "output": (_str, "output"),
         "xref": (_bool, "xref"),
+        "fail_on": (_choice(*FAIL_ON), "fail_on"),
+        "graph_hosts": (_bool, "graph_hosts"),
         "quiet": (_bool, "quiet"),
         "verbose": (_int(0, 2), "verbose"),
         "log": (_str, "log"),
@@ -251,17 +257,25 @@ def _check_regex(pattern: str, where: str) -> None:
         raise ConfigError(f"{where}: invalid regex {pattern!r}: {exc}") from None
 
 
-def _rules(value: Any, where: str) -> tuple[Rule, ...]:
+def _tables(
+    value: Any, where: str, name: str, keys: set[str]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each entry of an array of tables (``[[name]]``) with its place, unknown keys refused."""
     if not isinstance(value, list):
-        raise ConfigError(f"{where}: 'rule' must be an array of tables ([[rule]])")
-    rules = []
+        raise ConfigError(f"{where}: '{name}' must be an array of tables ([[{name}]])")
     for i, entry in enumerate(value, 1):
-        here = f"{where}: rule #{i}"
+        here = f"{where}: {name} #{i}"
         if not isinstance(entry, dict):
             raise ConfigError(f"{here}: must be a table")
-        unknown = set(entry) - {"prefix", "glob", "regex", "action"}
+        unknown = set(entry) - keys
         if unknown:
             raise ConfigError(f"{here}: unknown key '{sorted(unknown)[0]}'")
+        yield here, entry
+
+
+def _rules(value: Any, where: str) -> tuple[Rule, ...]:
+    rules = []
+    for here, entry in _tables(value, where, "rule", {"prefix", "glob", "regex", "action"}):
         kinds = [k for k in ("prefix", "glob", "regex") if k in entry]
         if len(kinds) != 1:
             raise ConfigError(f"{here}: needs exactly one of prefix, glob, regex")
@@ -284,16 +298,8 @@ def _rules(value: Any, where: str) -> tuple[Rule, ...]:
 
 
 def _rewrites(value: Any, where: str) -> tuple[Rewrite, ...]:
-    if not isinstance(value, list):
-        raise ConfigError(f"{where}: 'rewrite' must be an array of tables ([[rewrite]])")
     rewrites = []
-    for i, entry in enumerate(value, 1):
-        here = f"{where}: rewrite #{i}"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{here}: must be a table")
-        unknown = set(entry) - {"regex", "replace"}
-        if unknown:
-            raise ConfigError(f"{here}: unknown key '{sorted(unknown)[0]}'")
+    for here, entry in _tables(value, where, "rewrite", {"regex", "replace"}):
         regex, replace = entry.get("regex"), entry.get("replace")
         if not isinstance(regex, str) or not isinstance(replace, str):
             raise ConfigError(f"{here}: needs 'regex' and 'replace' strings")
@@ -380,6 +386,7 @@ def replace(settings: SiteSettings, **changes: Any) -> SiteSettings:
 __all__ = [
     "CONFIG_KEYS",
     "DEFAULT_CONFIG",
+    "FAIL_ON",
     "FORMATS",
     "Rewrite",
     "Rule",

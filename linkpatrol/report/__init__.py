@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
+from linkpatrol.policy import site_prefix
 from linkpatrol.store import PassInfo, Store
 from linkpatrol.verdict import is_reportable
 
@@ -36,6 +37,12 @@ class Entry:
     failing_since: float | None
     referrers: list[Referrer]
     links: list[Referrer] | None = None
+    last_modified: str | None = None  # the server's Last-Modified header, as sent
+
+    @property
+    def is_html(self) -> bool:
+        kind = (self.content_type or "").partition(";")[0].strip().lower()
+        return kind in ("text/html", "application/xhtml+xml")
 
     @property
     def is_warning(self) -> bool:
@@ -68,6 +75,7 @@ class Report:
     stop_reason: str | None = None
     redirects_as_warnings: bool = False
     xref: bool = False
+    warnings_fail: bool = False
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -92,11 +100,29 @@ class Report:
             or (self.redirects_as_warnings and e.state is State.REDIRECT)
         ]
 
+    @property
+    def reported(self) -> list[Entry]:
+        """The URLs a report names: reportable broken ones worst first, then the warnings."""
+        return self.broken + self.warnings
+
+    @property
+    def failing(self) -> list[Entry]:
+        """The URLs that make the exit code 1: reportable broken ones, warnings with --fail-on."""
+        return self.reported if self.warnings_fail else self.broken
+
 
 def _worst_first(entry: Entry) -> tuple[int, float, str]:
     if entry.last_good is None:
         return (0, entry.failing_since or 0.0, entry.url)
     return (1, entry.last_good, entry.url)
+
+
+def start_url_of(report: Report, url: str) -> str | None:
+    """The first start URL whose site (its prefix up to the last '/') holds ``url``."""
+    for start in report.start_urls:
+        if url.startswith(site_prefix(start)):
+            return start
+    return None
 
 
 def iso(timestamp: float | None) -> str | None:
@@ -112,6 +138,7 @@ def build_report(
     report_after: float = 0.0,
     redirects_as_warnings: bool = False,
     xref: bool = False,
+    fail_on: str = "broken",
 ) -> Report:
     """The report of one pass (by default the latest) read from the memory alone."""
     info = pass_info or store.latest_pass()
@@ -144,6 +171,7 @@ def build_report(
                 failing_since=record.failing_since,
                 referrers=[Referrer(url, line) for url, line in record.referrers],
                 links=outlinks.get(record.url, []) if xref else None,
+                last_modified=record.last_modified,
             )
         )
     broken = sum(1 for e in entries if e.state is State.BROKEN)
@@ -175,14 +203,40 @@ def build_report(
         stop_reason=info.stop_reason,
         redirects_as_warnings=redirects_as_warnings,
         xref=xref,
+        warnings_fail=fail_on == "warning",
     )
 
 
-def render(report: Report, fmt: str) -> str:
+def render(report: Report, fmt: str, *, graph_hosts: bool = False) -> str:
+    """The report in one of ``linkpatrol.config.FORMATS``; ``graph_hosts`` is for ``dot``."""
     if fmt == "json":
         from linkpatrol.report.json import render_json
 
         return render_json(report)
+    if fmt == "csv":
+        from linkpatrol.report.csv import render_csv
+
+        return render_csv(report)
+    if fmt == "markdown":
+        from linkpatrol.report.markdown import render_markdown
+
+        return render_markdown(report)
+    if fmt == "junit":
+        from linkpatrol.report.junit import render_junit
+
+        return render_junit(report)
+    if fmt == "sarif":
+        from linkpatrol.report.sarif import render_sarif
+
+        return render_sarif(report)
+    if fmt == "dot":
+        from linkpatrol.report.dot import render_dot
+
+        return render_dot(report, hosts=graph_hosts)
+    if fmt == "sitemap":
+        from linkpatrol.report.sitemap import render_sitemap
+
+        return render_sitemap(report)
     from linkpatrol.report.text import render_text
 
     return render_text(report)

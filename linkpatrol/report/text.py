@@ -23,7 +23,7 @@ def _day(timestamp: float | None) -> str:
     return stamp[:10] if stamp else "never"
 
 
-def _status_line(entry: Entry) -> str:
+def status_line(entry: Entry) -> str:
     parts = [entry.state.value]
     detail = entry.error or (f"HTTP {entry.http_status}" if entry.http_status else None)
     if detail:
@@ -40,7 +40,7 @@ def _status_line(entry: Entry) -> str:
     return " · ".join(parts)
 
 
-def _grouped(referrers: Iterable[Referrer], base: str) -> list[str]:
+def grouped_referrers(referrers: Iterable[Referrer], base: str) -> list[str]:
     """'page: lines 3, 9' per referring page, pages written relative to the site."""
     pages: dict[str, list[int]] = {}
     for ref in referrers:
@@ -60,11 +60,11 @@ def _grouped(referrers: Iterable[Referrer], base: str) -> list[str]:
 
 
 def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry]) -> list[str]:
-    lines = [f"  {clean(entry.url)}", f"    {clean(_status_line(entry))}"]
-    referrers = _grouped(entry.referrers, base)
+    lines = [f"  {clean(entry.url)}", f"    {clean(status_line(entry))}"]
+    referrers = grouped_referrers(entry.referrers, base)
     redirected_from = [by_url[r.url] for r in entry.referrers if r.line is None and r.url in by_url]
     for source in redirected_from:
-        for page in _grouped(source.referrers, base):
+        for page in grouped_referrers(source.referrers, base):
             referrers.append(f"{page} (via {relative_to(source.url, base)})")
     if referrers:
         lines.append("    linked from:")
@@ -93,7 +93,7 @@ def render_text(report: Report) -> str:
     waiting = report.not_yet_reported
     if waiting:
         out.append(f"Failing, not reported yet ({len(waiting)}), see --report-after:")
-        out.extend(f"  {clean(e.url)}  ({clean(_status_line(e))})" for e in waiting)
+        out.extend(f"  {clean(e.url)}  ({clean(status_line(e))})" for e in waiting)
         out.append("")
     warnings = report.warnings
     if warnings:
@@ -116,7 +116,7 @@ def render_text(report: Report) -> str:
             out.append(f"  {clean(entry.url)}  [{entry.action.value}, {entry.state.value}]")
             if entry.referrers:
                 out.append("    linked from:")
-                out.extend(f"      {clean(r)}" for r in _grouped(entry.referrers, base))
+                out.extend(f"      {clean(r)}" for r in grouped_referrers(entry.referrers, base))
             if entry.links:
                 out.append("    links to:")
                 out.extend(

@@ -1,0 +1,35 @@
+"""The CSV report: one row per place a reported link occurs, for spreadsheets and scripts."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from linkpatrol.report import Referrer, Report, iso
+
+COLUMNS = (
+    "url",
+    "state",
+    "http_status",
+    "error",
+    "referrer",
+    "line",
+    "first_failed",
+    "last_good",
+)
+
+
+def render_csv(report: Report) -> str:
+    """Broken links worst first, then warnings; a link with no referrer (a start URL) has one
+    row with an empty referrer, a redirect to it a row with the redirect and no line."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(COLUMNS)
+    for entry in report.reported:
+        fixed = (entry.url, entry.state.value, entry.http_status or "", entry.error or "")
+        times = (iso(entry.failing_since) or "", iso(entry.last_good) or "")
+        refs: list[Referrer | None] = [*entry.referrers] or [None]
+        for ref in refs:
+            place = ("", "") if ref is None else (ref.url, "" if ref.line is None else ref.line)
+            writer.writerow((*fixed, *place, *times))
+    return out.getvalue()
