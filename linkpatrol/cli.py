@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from linkpatrol import __version__
 from linkpatrol.config import (
     DEFAULT_CONFIG,
+    FAIL_ON,
     FORMATS,
     REDIRECT_MODES,
     SiteSettings,
@@ -51,6 +52,7 @@ _VALUE_OPTIONS = (
     "hooks",
     "format",
     "output",
+    "fail_on",
     "log",
     "parse_workers",
 )
@@ -71,6 +73,17 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
         help="add the full cross-reference: for every URL, what links to it and what it links to",
     )
     p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="verdicts that make the exit code 1: broken (default), or warning (broken or warning)",
+    )
+    p.add_argument(
+        "--graph-hosts",
+        action="store_true",
+        default=None,
+        help="--format dot: one node per outside host instead of one per outside URL",
+    )
+    p.add_argument(
         "--report-after",
         metavar="DURATION",
         help="report a broken URL only once it has failed for longer than this (default 0)",
@@ -83,7 +96,11 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config", metavar="FILE", help=f"configuration file (default: ./{DEFAULT_CONFIG})"
     )
-    p.add_argument("--db", metavar="PATH", help="the memory database (default: linkpatrol.db)")
+    p.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        help="the memory: a SQLite file or a postgresql:// URL (default: linkpatrol.db)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", default=None, help="only the report")
 
 
@@ -174,6 +191,8 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
         cli["robots"] = False
     if args.xref:
         cli["xref"] = True
+    if args.graph_hosts:
+        cli["graph_hosts"] = True
     if args.quiet:
         cli["quiet"] = True
     if getattr(args, "verbose", None):
@@ -184,9 +203,9 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
 
 
 def _emit(report: Report, settings: SiteSettings) -> None:
-    if settings.quiet and report.complete and not report.broken and settings.format == "text":
+    if settings.quiet and report.complete and not report.failing and settings.format == "text":
         return
-    text = render(report, settings.format)
+    text = render(report, settings.format, graph_hosts=settings.graph_hosts)
     if settings.output:
         try:
             Path(settings.output).write_text(text, encoding="utf-8")
@@ -202,7 +221,7 @@ def _emit(report: Report, settings: SiteSettings) -> None:
 def _exit_code(report: Report) -> ExitCode:
     if not report.complete:
         return ExitCode.STOPPED
-    return ExitCode.BROKEN if report.broken else ExitCode.CLEAN
+    return ExitCode.BROKEN if report.failing else ExitCode.CLEAN
 
 
 def _check_output(settings: SiteSettings) -> None:
@@ -247,12 +266,16 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     try:
         crawl = Crawl(settings, store, observer)
         result = asyncio.run(_with_signals(crawl, observer))
+        if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
+            # asyncio.run restores the default handler on its way out
+            signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
         report = build_report(
             store,
             result.pass_info,
             report_after=settings.report_after,
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
+            fail_on=settings.fail_on,
         )
     finally:
         observer.close()
@@ -285,9 +308,12 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
 
 
+STOPPED_AT_ONCE = "stopped at once; the memory is consistent, run again to resume"
+
+
 def _exit_at_once() -> None:
     """The second Ctrl-C: leave now; every write so far was a whole transaction."""
-    sys.stderr.write("linkpatrol: stopped at once; the memory is consistent, run again to resume\n")
+    sys.stderr.write(f"linkpatrol: {STOPPED_AT_ONCE}\n")
     os._exit(ExitCode.STOPPED)
 
 
@@ -305,6 +331,7 @@ def _run_report(settings: SiteSettings) -> ExitCode:
             report_after=settings.report_after,
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
+            fail_on=settings.fail_on,
         )
     finally:
         store.close()
@@ -328,5 +355,5 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         err.write(f"linkpatrol: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        err.write("linkpatrol: interrupted\n")
+        err.write(f"linkpatrol: {STOPPED_AT_ONCE}\n")
         return ExitCode.STOPPED
