@@ -243,3 +243,19 @@ def serve() -> Iterator[Callable[[dict[str, Page | Handler]], TestSite]]:
 
 def by_url(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {entry["url"]: entry for entry in report["urls"]}
+
+
+def comparable(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What must not depend on how a pass was interrupted or repeated: verdicts and referrers."""
+    return sorted(
+        (
+            e["url"],
+            e["action"],
+            e["state"],
+            e["http_status"],
+            e["error"],
+            e["reportable"],
+            tuple(sorted((r["url"], r["line"] or 0) for r in e["referrers"])),
+        )
+        for e in report["urls"]
+    )

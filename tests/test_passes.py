@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.conftest import Runner, by_url, memory_write
+from tests.conftest import Runner, by_url, comparable, memory_write
 from tests.sitesrv import Page, html
 
 pytestmark = pytest.mark.backends
@@ -34,21 +32,6 @@ def site_pages(outside: str) -> dict[str, Page]:
         "/gone.html": Page("<h1>gone</h1>", status=404),
         "/robots.txt": Page("User-agent: *\nDisallow: /private/\n", content_type="text/plain"),
     }
-
-
-def comparable(report: dict[str, Any]) -> list[tuple[Any, ...]]:
-    return sorted(
-        (
-            e["url"],
-            e["action"],
-            e["state"],
-            e["http_status"],
-            e["error"],
-            e["reportable"],
-            tuple(sorted((r["url"], r["line"] or 0) for r in e["referrers"])),
-        )
-        for e in report["urls"]
-    )
 
 
 def shift_times(db: str, url: str, days: float, *columns: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests import sitesrv
-from tests.conftest import Runner, assert_memory_intact, memory_rows
+from tests.conftest import Runner, assert_memory_intact, comparable, memory_rows
 from tests.sitesrv import Page, html
 
 pytestmark = pytest.mark.backends
@@ -103,22 +103,6 @@ def generated_site(indexes: int, per_index: int) -> dict[str, Page]:
                 pages[f"/missing/{i}-{j}.html"] = Page("<h1>not here</h1>", status=404)
             pages[f"/p/{i}/{j}.html"] = Page(html(*body, "</body></html>"))
     return pages
-
-
-def comparable(report: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """What must not depend on how a pass was interrupted: verdicts and referrers."""
-    return sorted(
-        (
-            e["url"],
-            e["action"],
-            e["state"],
-            e["http_status"],
-            e["error"],
-            e["reportable"],
-            tuple(sorted((r["url"], r["line"] or 0) for r in e["referrers"])),
-        )
-        for e in report["urls"]
-    )
 
 
 def repeated(site: sitesrv.TestSite) -> dict[str, int]:
