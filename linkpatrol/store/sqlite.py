@@ -122,6 +122,10 @@ class SqliteStore(SqlStore):
         self._lock()
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
+        # a bigger page cache and rarer checkpoints: the crawl writes in large batches
+        db.execute("PRAGMA cache_size = -32768")
+        db.execute("PRAGMA wal_autocheckpoint = 4096")
+        db.execute("PRAGMA temp_store = MEMORY")
         with self._tx() as s:
             self._create_schema(s)
 
