@@ -32,6 +32,10 @@ T = TypeVar("T")
 FLUSH_INTERVAL = 0.05
 FLUSH_BATCH = 256
 LEASE_SECONDS = 600.0
+# claimed URLs held in memory: enough that one claim feeds many requests, few enough
+# that memory does not grow with the site
+WINDOW = 256
+HOST_WINDOW = 64
 
 
 @dataclass(slots=True)
@@ -107,6 +111,7 @@ class Crawl:
         self._fatal: BaseException | None = None
         self._pass: PassInfo | None = None
         self._buffered = 0
+        self._window = max(settings.concurrency * 2, WINDOW)
         self._parser: ParsePool | None = None
         self._unstarted = 0
         self._budget_spent = False
@@ -214,7 +219,7 @@ class Crawl:
                 await self._flush()
                 last_flush = now
                 claim_empty = False
-            if not claim_empty and self._buffered < self.settings.concurrency * 2:
+            if not claim_empty and self._buffered < self._window:
                 claimed = await self._claim(pass_id)
                 claim_empty = not claimed
             self._dispatch()
@@ -243,13 +248,13 @@ class Crawl:
     # ---- the frontier --------------------------------------------------------------
 
     def _busy_origins(self) -> list[str]:
-        limit = self.settings.per_host * 2
+        limit = max(self.settings.per_host * 4, HOST_WINDOW)
         return [
             h.origin for h in self._hosts.values() if h.robots_pending or len(h.waiting) >= limit
         ]
 
     async def _claim(self, pass_id: int) -> int:
-        room = self.settings.concurrency * 2 - self._buffered
+        room = self._window - self._buffered
         if room <= 0:
             return 0
         tasks = await self._call(
