@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(
         "--max-similar",
         metavar="N",
-        help="most URLs differing only in their numbers, e.g. calendar pages (default 2000)",
+        help="most URLs differing only in number-only segments, e.g. calendar pages (default 3000)",
     )
     add("--max-requests", metavar="N", help="stop after N requests (exit 3; resumable)")
     add("--max-time", metavar="DURATION", help="stop after this long, e.g. 90m (exit 3)")

@@ -123,7 +123,7 @@ class SiteSettings:
     max_size: int = 10 * 1024 * 1024
     max_depth: int = 20
     max_urls: int = 100_000
-    max_similar: int = 2_000
+    max_similar: int = 3_000
     max_requests: int = 0
     max_time: float = 0.0
     redirects: str = "follow"

@@ -359,19 +359,21 @@ def relative_to(url: str, base: str) -> str:
     return (path or "/") + ("?" + query if query else "")
 
 
-_DIGITS = re.compile(r"[0-9]+")
+# a path segment or query value made of numbers alone: 2026, 11, 2026-11-22, 1.5
+_NUMBER_ONLY = re.compile(r"(?<=[/=])[0-9]+(?:[-._:][0-9]+)*(?=[/?&;#]|$)")
 
 
 def numeric_pattern(url: str) -> str | None:
-    """The URL with every run of digits as ``#``, or None when it has no digits after the host.
+    """The URL with each number-only path segment or query value as ``#``; None if it has none.
 
-    Calendars, paginations and session counters make endless URLs that differ only in
-    their numbers; counting URLs per pattern is how a crawl notices one.
+    Calendars (``/cal/2026/11``, ``?date=2026-11-22``) and paginations (``?page=7``) make
+    endless URLs that differ only in such numbers; counting URLs per pattern is how a
+    crawl notices one. Numbers inside names (``page-12.html``) do not count: a site may
+    well have thousands of those.
     """
     start = url.find("/", url.find("//") + 2) if "//" in url else -1
     if start < 0:
         return None
     tail = url[start:]
-    if not any(c.isdigit() for c in tail):
-        return None
-    return url[:start] + _DIGITS.sub("#", tail)
+    pattern = _NUMBER_ONLY.sub("#", tail)
+    return None if pattern == tail else url[:start] + pattern

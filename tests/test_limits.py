@@ -214,12 +214,12 @@ def test_calendar_trap_finishes_with_default_limits(run: Runner) -> None:
 
     assert code == 0
     assert report["complete"] is True
-    # the calendar pages differ only in their numbers: at most --max-similar (2000) of them
-    assert 1000 <= len(months) <= 2000
+    # the calendar pages differ only in their numbers: at most --max-similar (3000) of them
+    assert 1500 <= len(months) <= 3000
     assert len(months) == len(set(months))
     limited = [e for e in report["urls"] if e["state"] == "unchecked"]
     assert limited
-    assert all("--max-similar limit of 2000 URLs like" in e["error"] for e in limited), limited[0]
+    assert all("--max-similar limit of 3000 URLs like" in e["error"] for e in limited), limited[0]
     assert all(e["reportable"] is False for e in limited)
 
 

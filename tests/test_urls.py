@@ -9,6 +9,7 @@ from linkpatrol.urls import (
     canonical,
     has_userinfo,
     is_http,
+    numeric_pattern,
     origin,
     path_depth,
     relative_to,
@@ -364,3 +365,23 @@ def test_equivalent_spellings_are_equal(
     mixed_host = _random_case(host, flips[5:])
     variant = f"{mixed_scheme}://{mixed_host}:{port}{escaped_path}"
     assert canonical(variant) == canonical(plain) == plain
+
+
+@pytest.mark.parametrize(
+    ("url", "pattern"),
+    [
+        ("http://h/cal/2026/11", "http://h/cal/#/#"),
+        ("http://h/cal/2026/11/", "http://h/cal/#/#/"),
+        ("http://h/list?page=7&sort=asc", "http://h/list?page=#&sort=asc"),
+        ("http://h/day?date=2026-11-22", "http://h/day?date=#"),
+        ("http://h:8080/2026", "http://h:8080/#"),
+        ("http://h/s14/t1/page-1234.html", None),
+        ("http://h/v1.2/guide", None),
+        ("http://h/about", None),
+        ("mailto:a@b.example", None),
+    ],
+)
+def test_numeric_pattern_counts_number_only_segments_and_values(
+    url: str, pattern: str | None
+) -> None:
+    assert numeric_pattern(url) == pattern
