@@ -23,7 +23,7 @@ from linkpatrol.config import (
     load_file,
 )
 from linkpatrol.model import ExitCode, LinkpatrolError
-from linkpatrol.report import Report, build_report, render
+from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.store import open_store
 
 # option dest -> config key, for the options that take a value
@@ -205,16 +205,17 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
 def _emit(report: Report, settings: SiteSettings) -> None:
     if settings.quiet and report.complete and not report.failing and settings.format == "text":
         return
-    text = render(report, settings.format, graph_hosts=settings.graph_hosts)
+    pieces = render_pieces(report, settings.format, graph_hosts=settings.graph_hosts)
     if settings.output:
         try:
-            Path(settings.output).write_text(text, encoding="utf-8")
+            with open(settings.output, "w", encoding="utf-8") as out:
+                out.writelines(pieces)
         except OSError as exc:
             raise LinkpatrolError(
                 f"{settings.output}: cannot write report: {exc.strerror}"
             ) from None
     else:
-        sys.stdout.write(text)
+        sys.stdout.writelines(pieces)
         sys.stdout.flush()
 
 

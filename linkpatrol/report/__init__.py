@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -205,6 +206,16 @@ def build_report(
         xref=xref,
         warnings_fail=fail_on == "warning",
     )
+
+
+def render_pieces(report: Report, fmt: str, *, graph_hosts: bool = False) -> Iterator[str]:
+    """The report as pieces of text to write one after another (JSON streams URL by URL)."""
+    if fmt == "json":
+        from linkpatrol.report.json import iter_json
+
+        yield from iter_json(report)
+    else:
+        yield render(report, fmt, graph_hosts=graph_hosts)
 
 
 def render(report: Report, fmt: str, *, graph_hosts: bool = False) -> str:

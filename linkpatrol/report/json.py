@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Report, iso
@@ -28,9 +29,9 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
     return data
 
 
-def report_dict(report: Report) -> dict[str, Any]:
+def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
     s = report.summary
-    return {
+    data = {
         "tool": "linkpatrol",
         "version": report.version,
         "schema": JSON_SCHEMA_VERSION,
@@ -51,10 +52,26 @@ def report_dict(report: Report) -> dict[str, Any]:
             "requests": s.requests,
             "elapsed": round(s.elapsed, 3),
         },
-        "urls": [entry_dict(e) for e in report.entries],
-        **report.extra,
     }
+    if with_urls:
+        data["urls"] = [entry_dict(e) for e in report.entries]
+    data.update(report.extra)
+    return data
+
+
+def iter_json(report: Report) -> Iterator[str]:
+    """The report in pieces, one URL at a time, so a big site's report is never whole in memory."""
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    head = report_dict(report, with_urls=False)
+    extra = {key: head.pop(key) for key in report.extra}
+    yield encode(head)[:-1] + ',"urls":['
+    for i, entry in enumerate(report.entries):
+        yield ("," if i else "") + encode(entry_dict(entry))
+    yield "]"
+    if extra:
+        yield "," + encode(extra)[1:-1]
+    yield "}\n"
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report_dict(report), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return "".join(iter_json(report))

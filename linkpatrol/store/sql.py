@@ -751,11 +751,13 @@ class SqlStore(ABC):
                 else iter(())
             )
             pending_ref = next(ref_rows, None)
+            pages: dict[str, str] = {}  # one string per referring page, however many links
             for row in url_rows:
                 referrers: list[tuple[str, int | None]] = []
                 while pending_ref is not None and pending_ref[0] <= row[0]:
                     if pending_ref[0] == row[0]:
-                        referrers.append((pending_ref[1], pending_ref[2]))
+                        page = pages.setdefault(pending_ref[1], pending_ref[1])
+                        referrers.append((page, pending_ref[2]))
                     pending_ref = next(ref_rows, None)
                 yield UrlRecord(
                     id=row[0],
