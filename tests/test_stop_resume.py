@@ -83,6 +83,32 @@ class Gate:
                     return
             time.sleep(0.02)
 
+    def interrupt(
+        self,
+        proc: subprocess.Popen[str],
+        act: Callable[[subprocess.Popen[str]], None],
+        settle: float,
+    ) -> tuple[str, str, set[str]]:
+        """Once the run is held, wait ``settle`` s, ``act`` on it, collect it, let go.
+
+        Returns its stdout, stderr and the paths it was held on (its requests in flight).
+        """
+        try:
+            try:
+                self.wait_holding(proc)
+                time.sleep(settle)
+                held = set(self.held)
+                act(proc)
+                out, err = proc.communicate(timeout=30)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate(timeout=30)
+        finally:
+            self.release()
+        self.wait_idle()
+        return out, err, held
+
 
 def generated_site(indexes: int, per_index: int) -> dict[str, Page]:
     """A home page, index pages, content pages linking around, and a few broken links."""
@@ -116,21 +142,11 @@ def test_kill_9_mid_crawl_then_resume_finishes_the_same_pass(
     gate = Gate(pages, after=120)
     site = serve(gate.site())
     start = site.url("/")
-    try:
-        proc = run.popen("check", "--db", run.db, "--format", "json", start)
-        try:
-            gate.wait_holding(proc)
-            time.sleep(1.0)  # outcomes of the answered requests reach the memory
-            assert gate.holding > 0
-            held = set(gate.held)
-            proc.kill()
-        finally:
-            proc.kill()
-            proc.communicate(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
-    finally:
-        gate.release()
-    gate.wait_idle()
+    proc = run.popen("check", "--db", run.db, "--format", "json", start)
+    # after a second the outcomes of the answered requests have reached the memory
+    _, _, held = gate.interrupt(proc, lambda p: p.kill(), settle=1.0)
+    assert held
+    assert proc.returncode == -signal.SIGKILL
 
     assert_memory_intact(run.db)
     passes = memory_rows(run.db, "SELECT id, complete FROM passes")
@@ -180,21 +196,8 @@ def test_signal_stops_saves_reports_incomplete_and_resumes(
     gate = Gate(pages, after=12)
     site = serve(gate.site())
     start = site.url("/")
-    try:
-        proc = run.popen("check", "--db", run.db, "--format", fmt, start)
-        try:
-            gate.wait_holding(proc)
-            time.sleep(0.5)
-            held = set(gate.held)
-            proc.send_signal(signum)
-            out, err = proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=30)
-    finally:
-        gate.release()
-    gate.wait_idle()
+    proc = run.popen("check", "--db", run.db, "--format", fmt, start)
+    out, err, held = gate.interrupt(proc, lambda p: p.send_signal(signum), settle=0.5)
 
     assert proc.returncode == 3, (out, err)
     if fmt == "json":
@@ -223,32 +226,24 @@ def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, se
     gate = Gate(pages, after=12)
     site = serve(gate.site())
     start = site.url("/")
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "linkpatrol", "check", "--db", run.db, start],
-            cwd=run.cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            gate.wait_holding(proc)
-            time.sleep(0.3)
-            # Ctrl-C on a terminal reaches the whole process group, parser processes too
-            os.killpg(proc.pid, signal.SIGINT)
-            time.sleep(0.01)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-            out, err = proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=30)
-    finally:
-        gate.release()
-    gate.wait_idle()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "linkpatrol", "check", "--db", run.db, start],
+        cwd=run.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+    def ctrl_c_twice(p: subprocess.Popen[str]) -> None:
+        # Ctrl-C on a terminal reaches the whole process group, parser processes too
+        os.killpg(p.pid, signal.SIGINT)
+        time.sleep(0.01)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGINT)
+
+    out, err, _ = gate.interrupt(proc, ctrl_c_twice, settle=0.3)
 
     assert proc.returncode == 3, (out, err)
     assert "Traceback" not in err
