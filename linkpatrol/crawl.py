@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -25,7 +26,7 @@ from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
 from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, Store, Task
 from linkpatrol.urls import BadURL
-from linkpatrol.verdict import judge_status, redirect_failures
+from linkpatrol.verdict import MAX_REDIRECT_HOPS, judge_status, redirect_failures
 
 T = TypeVar("T")
 
@@ -117,6 +118,7 @@ class Crawl:
         self._budget_spent = False
         self._announced: set[str] = set()
         self._from_memory: set[int] = set()
+        self._roots: set[str] = set()
 
     # ---- plumbing ------------------------------------------------------------
 
@@ -149,6 +151,16 @@ class Crawl:
             self.observer.pass_started(self._pass)
             seeds = [(u, self.policy.action(u)) for u in start_urls]
             await self._call(self.store.seed, pass_id, seeds, now)
+            self._roots = set(start_urls)
+            if self._pass.resumed:  # redirects of the start URLs seen before the stop
+                redirects = await self._call(self.store.redirects, pass_id)
+                for url in start_urls:
+                    for _ in range(MAX_REDIRECT_HOPS):
+                        if url not in redirects:
+                            break
+                        target = redirects[url][1]
+                        self._extend_site(url, target)
+                        url = target
         except BaseException:
             self._parser.close()
             self._db.shutdown(wait=True)
@@ -298,6 +310,8 @@ class Crawl:
         host = self._hosts.get(task.origin)
         if host is None:
             host = self._hosts[task.origin] = _Host(task.origin)
+        if action is not task.action:  # decided afresh: the request follows the new action
+            task = dataclasses.replace(task, action=action)
         host.waiting.append(task)
         self._buffered += 1
         if host.robots is None and not host.robots_pending:
@@ -591,9 +605,16 @@ class Crawl:
             outcome.state = State.BROKEN
             outcome.error = "redirect loop: redirects to itself"
             return outcome
+        self._extend_site(task.url, target)
         action = self.policy.action(target)
         outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]
         return outcome
+
+    def _extend_site(self, url: str, target: str) -> None:
+        """Where a start URL redirects (http to https, a moved folder), the site goes too."""
+        if url in self._roots and self.policy.extend_site(url, target):
+            self._roots.add(target)
+            self.observer.note(f"{url} redirects to {target}: pages under it are parsed too")
 
     def _follow_ghost(self, task: Task, outcome: Outcome) -> None:
         """A page that was good before keeps its remembered links for --follow-ghost."""

@@ -15,10 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from urllib.parse import urlsplit
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import Action, ConfigError
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, path_depth
+
+
+def _bare_host(url: str) -> tuple[str, int | None]:
+    """Host without a leading ``www.``, with the port when it is not the default."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return (host[4:] if host.startswith("www.") else host), parts.port
 
 
 class HookError(ConfigError):
@@ -118,6 +126,23 @@ class Policy:
                     raise HookError(f"{self.settings.hooks}: rewrite() must return a string")
                 rewritten = result
         return rewritten if rewritten == url else canonical(rewritten)
+
+    def extend_site(self, start: str, target: str) -> bool:
+        """A start URL redirected to ``target``: the target's folder joins the site.
+
+        Only on the same host and port, or its ``www.`` twin (``example.org`` to
+        ``www.example.org``, ``http`` to ``https``, ``/old/`` to ``/new/``); a redirect to
+        another host, such as a login service, leaves the site as it was.
+        """
+        if not (is_http(start) and is_http(target)):
+            return False
+        if _bare_host(start) != _bare_host(target):
+            return False
+        prefix = site_prefix(target)
+        if target.startswith(self.site_prefixes):
+            return False
+        self.site_prefixes = (*self.site_prefixes, prefix)
+        return True
 
     def in_site(self, url: str) -> bool:
         return url.startswith(self.site_prefixes)

@@ -244,3 +244,16 @@ action = "record"
     assert counts["/logout"] == 0
     assert counts["/secret/page.html"] == counts["/secret/other.html"] == 0
     assert far.counts() == {}
+
+
+def test_a_start_url_moving_to_https_or_www_moves_the_site_but_not_to_other_hosts() -> None:
+    from linkpatrol.config import SiteSettings
+    from linkpatrol.policy import Policy
+
+    policy = Policy(SiteSettings(start_urls=("http://example.org/",)))
+
+    assert policy.extend_site("http://example.org/", "https://www.example.org/")
+    assert policy.in_site("https://www.example.org/guide/a.html")
+    assert not policy.extend_site("http://example.org/", "https://login.example.net/")
+    assert not policy.extend_site("http://example.org/", "http://example.org:8080/")
+    assert not policy.in_site("https://login.example.net/x")

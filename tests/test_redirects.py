@@ -244,3 +244,30 @@ def test_redirect_hops_through_an_outside_site_are_all_recorded(run: Runner, ser
     final = urls[site.url("/final")]
     assert (final["state"], final["action"]) == ("ok", "parse")
     assert final["referrers"] == [{"url": far.url("/hop2"), "line": None}]
+
+
+def test_a_start_url_that_redirects_takes_the_site_with_it(run: Runner, serve) -> None:
+    far = serve({"/robots.txt": no_robots(), "/login": Page(html('<a href="/x">x</a>'))})
+    site = serve(
+        {
+            "/robots.txt": no_robots(),
+            "/old/": moved("/new/"),
+            "/new/": Page(html("<p>", '<a href="page.html">page</a>', "</p>")),
+            "/new/page.html": Page(html("<p>", '<a href="gone.html">gone</a>', "</p>")),
+            "/away/": moved(far.url("/login")),
+        }
+    )
+
+    code, report = run.check_json(site.url("/old/"), site.url("/away/"))
+
+    urls = by_url(report)
+    assert code == 1
+    # the folder the start URL moved to is parsed as the site
+    assert urls[site.url("/new/page.html")]["action"] == "parse"
+    gone = urls[site.url("/new/gone.html")]
+    assert gone["state"] == "broken"
+    assert gone["referrers"] == [{"url": site.url("/new/page.html"), "line": 2}]
+    # a redirect to another host (a login service, say) does not make that host the site
+    assert urls[far.url("/login")]["action"] == "check"
+    assert far.counts("GET")["/login"] == 0
+    assert far.url("/x") not in urls
