@@ -6,7 +6,6 @@ Every command-line option has a configuration key of the same name (``max-depth`
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tomllib
 from collections.abc import Iterator
@@ -377,10 +376,6 @@ def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> S
         where = "option --hooks" if "hooks" in cli_values else "key 'hooks'"
         raise ConfigError(f"{where}: hooks file not found: {settings.hooks}")
     return settings
-
-
-def replace(settings: SiteSettings, **changes: Any) -> SiteSettings:
-    return dataclasses.replace(settings, **changes)
 
 
 __all__ = [

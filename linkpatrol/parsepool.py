@@ -125,11 +125,6 @@ def _from_wire(wire: _Wire) -> ParsedPage:
     )
 
 
-def decide_links(policy: Policy, page: Page, url: str) -> ParsedPage:
-    """Every link of a parsed page, decided (for use without a pool)."""
-    return _from_wire(LinkDecider(policy).page(page, url))
-
-
 def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connection]) -> None:
     """A worker: parse pages sent over the pipe until it closes.
 

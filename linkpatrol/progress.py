@@ -54,6 +54,8 @@ class ConsoleObserver(Observer):
             self.err.write(message + "\n")
 
     def url_checked(self, url: str, outcome: Outcome) -> None:
+        if self._log is None and self.verbose < 1:
+            return
         status = outcome.http_status if outcome.http_status is not None else "-"
         detail = outcome.error or ""
         if outcome.redirect_to:
@@ -64,6 +66,8 @@ class ConsoleObserver(Observer):
             self.err.write(clean(line) + "\n")
 
     def requesting(self, method: str, url: str, why: str) -> None:
+        if self._log is None and self.verbose < 2:
+            return
         line = f"{method} {url} ({why})"
         self._write_log(line)
         if self.verbose >= 2:

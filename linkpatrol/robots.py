@@ -15,7 +15,7 @@ from protego import Protego
 
 from linkpatrol.fetch import Fetcher
 from linkpatrol.store import SiteRecord
-from linkpatrol.urls import BadURL, canonical, origin
+from linkpatrol.urls import BadURL, canonical
 
 ROBOTS_MAX_AGE = 86400.0
 ROBOTS_MAX_BYTES = 500 * 1024
@@ -102,4 +102,4 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
     return record, requests
 
 
-__all__ = ["Robots", "fetch_robots", "is_fresh", "origin", "robots_from_record", "skipped"]
+__all__ = ["Robots", "fetch_robots", "is_fresh", "robots_from_record", "skipped"]

@@ -319,22 +319,28 @@ def test_two_hundred_pages_with_concurrency_32_request_each_url_once(run: Runner
     assert len(far.counts("HEAD")) == 20
 
 
-HANGING_HOOKS = """
+def misbehaving_hooks(target: str, mark: str, misdeed: str) -> str:
+    """A hooks file whose action() misbehaves only inside a parse worker, for one link."""
+    return f"""
 import multiprocessing
+import os
 import time
 from pathlib import Path
 
-MARK = Path(__file__).with_name("hung.log")
+MARK = Path(__file__).with_name("{mark}")
 
 
 def action(url):
     in_worker = multiprocessing.current_process().name != "MainProcess"
-    if url.endswith("/hang-target.html") and in_worker:
+    if url.endswith("{target}") and in_worker:
         with MARK.open("a") as f:
             f.write(url + "\\n")
-        time.sleep(120)
+        {misdeed}
     return None
 """
+
+
+HANGING_HOOKS = misbehaving_hooks("/hang-target.html", "hung.log", "time.sleep(120)")
 
 
 def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(run: Runner, serve) -> None:
@@ -373,22 +379,7 @@ def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(run: Run
     assert site.counts()["/hang.html"] == 1
 
 
-CRASHING_HOOKS = """
-import multiprocessing
-import os
-from pathlib import Path
-
-MARK = Path(__file__).with_name("crashed.log")
-
-
-def action(url):
-    in_worker = multiprocessing.current_process().name != "MainProcess"
-    if url.endswith("/crash-target.html") and in_worker:
-        with MARK.open("a") as f:
-            f.write(url + "\\n")
-        os._exit(7)
-    return None
-"""
+CRASHING_HOOKS = misbehaving_hooks("/crash-target.html", "crashed.log", "os._exit(7)")
 
 
 def test_parser_dying_is_retried_once_then_broken(run: Runner, serve) -> None:
