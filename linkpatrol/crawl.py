@@ -524,6 +524,7 @@ class Crawl:
         outcome = await self._judge(task, action, response)
         outcome.requests = requests
         outcome.fetched = True
+        outcome.response_ms = response.elapsed * 1000
         self._settle(task, outcome)
 
     async def _pace(self, host: _Host) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
+from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import Runner, is_postgres, memory_rows, memory_write
 from tests.sitesrv import Page, free_port, html
 
@@ -397,9 +398,10 @@ def test_a_second_crawler_is_refused_while_readers_read(db: str, store: Store) -
 @pytest.mark.backends
 def test_a_newer_or_foreign_schema_is_refused(db: str, store: Store) -> None:
     store.close()
-    memory_write(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    newer = SCHEMA_VERSION + 1
+    memory_write(db, f"UPDATE meta SET value = '{newer}' WHERE key = 'schema_version'")
     for crawl in (True, False):
-        with pytest.raises(StoreError, match="written by a newer linkpatrol \\(schema 2"):
+        with pytest.raises(StoreError, match=f"written by a newer linkpatrol \\(schema {newer}"):
             open_store(db, crawl=crawl)
 
     memory_write(db, "DROP TABLE meta")

@@ -9,10 +9,13 @@ from datetime import UTC, datetime
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.policy import site_prefix
-from linkpatrol.store import PassInfo, Store
+from linkpatrol.store import Change, PassInfo, Store
 from linkpatrol.verdict import is_reportable
 
 JSON_SCHEMA_VERSION = 1
+TREND_PASSES = 20  # passes shown in the broken-links-over-time pictures
+FLAP_DAYS = 7.0
+FLAPPING = 3  # changes of verdict within FLAP_DAYS that make a URL "flapping"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,13 @@ class Entry:
     referrers: list[Referrer]
     links: list[Referrer] | None = None
     last_modified: str | None = None  # the server's Last-Modified header, as sent
+    response_ms: float | None = None  # how long its last request took
+    changes: list[Change] | None = None  # its changes of verdict (reported URLs only)
+    new: bool = False  # reported, and its verdict changed in this pass, not an earlier one
+
+    def flaps(self, until: float, days: float = FLAP_DAYS) -> int:
+        """How many times its verdict changed in the ``days`` before ``until``."""
+        return sum(1 for c in self.changes or () if until - days * 86400 <= c.at <= until)
 
     @property
     def is_html(self) -> bool:
@@ -78,6 +88,15 @@ class Report:
     xref: bool = False
     warnings_fail: bool = False
     extra: dict[str, object] = field(default_factory=dict)
+    passes: list[PassInfo] = field(default_factory=list)  # the last passes, this one last
+
+    @property
+    def until(self) -> float:
+        """The moment the report speaks of: when its pass finished or stopped."""
+        return self.finished_at or self.started_at
+
+    def is_flapping(self, entry: Entry) -> bool:
+        return entry.flaps(self.until) >= FLAPPING
 
     @property
     def broken(self) -> list[Entry]:
@@ -110,6 +129,10 @@ class Report:
     def failing(self) -> list[Entry]:
         """The URLs that make the exit code 1: reportable broken ones, warnings with --fail-on."""
         return self.reported if self.warnings_fail else self.broken
+
+
+# the verdicts whose history a report shows (those it may name)
+_WITH_HISTORY = frozenset((State.BROKEN, State.WARNING, State.REDIRECT))
 
 
 def _worst_first(entry: Entry) -> tuple[int, float, str]:
@@ -150,6 +173,7 @@ def build_report(
         for src, targets in store.outlinks(info.id):
             outlinks[src] = [Referrer(url, line) for url, line in targets]
     entries: list[Entry] = []
+    watched: dict[int, Entry] = {}
     for record in store.pass_urls(info.id):
         entries.append(
             Entry(
@@ -173,8 +197,17 @@ def build_report(
                 referrers=[Referrer(url, line) for url, line in record.referrers],
                 links=outlinks.get(record.url, []) if xref else None,
                 last_modified=record.last_modified,
+                response_ms=record.response_ms,
             )
         )
+        if record.state in _WITH_HISTORY:
+            watched[record.id] = entries[-1]
+    passes = store.passes(TREND_PASSES)
+    earlier = any(p.id < info.id for p in passes)
+    for url_id, changes in store.changes(list(watched)).items():
+        entry = watched[url_id]
+        entry.changes = changes
+        entry.new = earlier and changes[-1].pass_id == info.id
     broken = sum(1 for e in entries if e.state is State.BROKEN)
     reportable = sum(1 for e in entries if e.reportable)
     redirects = sum(1 for e in entries if e.state is State.REDIRECT)
@@ -205,6 +238,7 @@ def build_report(
         redirects_as_warnings=redirects_as_warnings,
         xref=xref,
         warnings_fail=fail_on == "warning",
+        passes=[p for p in passes if p.id <= info.id],
     )
 
 

@@ -23,7 +23,20 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
         "last_good": iso(entry.last_good),
         "failing_since": iso(entry.failing_since),
         "referrers": [{"url": r.url, "line": r.line} for r in entry.referrers],
+        "response_ms": None if entry.response_ms is None else round(entry.response_ms, 1),
+        "new": entry.new,
     }
+    if entry.changes is not None:
+        data["changes"] = [
+            {
+                "at": iso(c.at),
+                "pass": c.pass_id,
+                "state": c.state.value,
+                "http_status": c.http_status,
+                "error": c.error,
+            }
+            for c in entry.changes
+        ]
     if entry.links is not None:
         data["links"] = [{"url": r.url, "line": r.line} for r in entry.links]
     return data
@@ -52,6 +65,16 @@ def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
             "requests": s.requests,
             "elapsed": round(s.elapsed, 3),
         },
+        "passes": [
+            {
+                "pass": p.id,
+                "started_at": iso(p.started_at),
+                "complete": p.complete,
+                "broken": p.broken,
+                "warnings": p.warnings,
+            }
+            for p in report.passes
+        ],
     }
     if with_urls:
         data["urls"] = [entry_dict(e) for e in report.entries]

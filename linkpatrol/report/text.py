@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from linkpatrol.model import State
-from linkpatrol.report import Entry, Referrer, Report, iso
+from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, Report, iso
 from linkpatrol.urls import relative_to
 
 LIMITED_SHOWN = 100  # URLs left out by a limit listed in the text report
@@ -23,7 +23,8 @@ def _day(timestamp: float | None) -> str:
     return stamp[:10] if stamp else "never"
 
 
-def status_line(entry: Entry) -> str:
+def status_line(entry: Entry, until: float | None = None) -> str:
+    """The verdict in one line; ``until`` (the report's moment) adds how often it flapped."""
     parts = [entry.state.value]
     detail = entry.error or (f"HTTP {entry.http_status}" if entry.http_status else None)
     if detail:
@@ -37,6 +38,10 @@ def status_line(entry: Entry) -> str:
             parts.append(f"last good {_day(entry.last_good)}")
         if entry.failing_since is not None:
             parts.append(f"failing since {_day(entry.failing_since)}")
+    if entry.new:
+        parts.append("new since the last pass")
+    if until is not None and (flaps := entry.flaps(until)) >= FLAPPING:
+        parts.append(f"flapping: {flaps} changes in {FLAP_DAYS:g} days")
     return " · ".join(parts)
 
 
@@ -59,8 +64,8 @@ def grouped_referrers(referrers: Iterable[Referrer], base: str) -> list[str]:
     return out
 
 
-def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry]) -> list[str]:
-    lines = [f"  {clean(entry.url)}", f"    {clean(status_line(entry))}"]
+def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry], until: float) -> list[str]:
+    lines = [f"  {clean(entry.url)}", f"    {clean(status_line(entry, until))}"]
     referrers = grouped_referrers(entry.referrers, base)
     redirected_from = [by_url[r.url] for r in entry.referrers if r.line is None and r.url in by_url]
     for source in redirected_from:
@@ -88,19 +93,19 @@ def render_text(report: Report) -> str:
         out.append(f"Broken links ({len(broken)}):")
         for entry in broken:
             out.append("")
-            out.extend(_entry_block(entry, base, by_url))
+            out.extend(_entry_block(entry, base, by_url, report.until))
         out.append("")
     waiting = report.not_yet_reported
     if waiting:
         out.append(f"Failing, not reported yet ({len(waiting)}), see --report-after:")
-        out.extend(f"  {clean(e.url)}  ({clean(status_line(e))})" for e in waiting)
+        out.extend(f"  {clean(e.url)}  ({clean(status_line(e, report.until))})" for e in waiting)
         out.append("")
     warnings = report.warnings
     if warnings:
         out.append(f"Warnings ({len(warnings)}):")
         for entry in warnings:
             out.append("")
-            out.extend(_entry_block(entry, base, by_url))
+            out.extend(_entry_block(entry, base, by_url, report.until))
         out.append("")
     limited = [e for e in report.entries if e.state is State.UNCHECKED and e.error]
     if limited:

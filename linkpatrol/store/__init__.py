@@ -31,6 +31,8 @@ class PassInfo:
     seen: int
     resumed: bool = False
     stop_reason: str | None = None
+    broken: int | None = None  # counted when a run of the pass ends (None: not counted)
+    warnings: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class Outcome:
     links_unchanged: bool = False
     dropped: bool = False
     good_links: bool = False
+    response_ms: float | None = None  # how long the last request took, body included
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,19 @@ class UrlRecord:
     failing_since: float | None
     referrers: list[tuple[str, int | None]] = field(default_factory=list)
     last_modified: str | None = None
+    response_ms: float | None = None
+    first_seen: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A change of one URL's verdict: the memory keeps these, not one row per check."""
+
+    at: float
+    pass_id: int | None
+    state: State
+    http_status: int | None
+    error: str | None
 
 
 class Store(Protocol):
@@ -173,6 +189,26 @@ class Store(Protocol):
 
     def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]: ...
 
+    def passes(self, limit: int) -> list[PassInfo]:
+        """The last ``limit`` passes, oldest first."""
+        ...
+
+    def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:
+        """Each URL's changes of verdict, oldest first."""
+        ...
+
+    def find_urls(self, text: str, limit: int, offset: int = 0) -> list[UrlRecord]:
+        """URLs that contain ``text`` (any case), in discovery order, without referrers."""
+        ...
+
+    def url_record(self, url: str) -> UrlRecord | None:
+        """One URL as last checked, with the pages of its last pass that link to it."""
+        ...
+
+    def links_from(self, url: str) -> list[tuple[str, int | None]]:
+        """The links the page at ``url`` held when last parsed, in page order."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -197,6 +233,7 @@ def open_store(location: str, *, crawl: bool) -> Store:
 
 
 __all__ = [
+    "Change",
     "Discovered",
     "Outcome",
     "PassInfo",

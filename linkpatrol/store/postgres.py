@@ -48,6 +48,7 @@ POSTGRES = Dialect(
     chunk=10_000,
     # a btree entry holds at most ~2.7 kB, and a data: URL can be far longer
     url_digest="md5",
+    table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
 )
 
 CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
@@ -225,6 +226,12 @@ class PostgresStore(SqlStore):
             version = self._schema_version(session) if "meta" in tables else None
             self._check_memory(tables, version, crawl)
             if not crawl:
+                if version is not None and version < SCHEMA_VERSION:
+                    try:
+                        with conn.transaction():
+                            self._create_schema(session)
+                    except psycopg.Error as exc:
+                        raise StoreError(self._upgrade_message(version, exc)) from None
                 return
             self._lock(session, schema)
             with conn.transaction():

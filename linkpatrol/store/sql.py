@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import (
+    Change,
     Discovered,
     Outcome,
     PassInfo,
@@ -33,7 +34,7 @@ from linkpatrol.store import (
 )
 from linkpatrol.urls import is_http, numeric_pattern, origin
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,7 +52,9 @@ CREATE TABLE IF NOT EXISTS passes(
   seen {int} NOT NULL DEFAULT 0,
   max_urls {int} NOT NULL DEFAULT 0,
   max_similar {int} NOT NULL DEFAULT 0,
-  stop_reason TEXT
+  stop_reason TEXT,
+  broken {int},
+  warnings {int}
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -74,7 +77,8 @@ CREATE TABLE IF NOT EXISTS urls(
   done_pass {int},
   links_pass {int},
   links_at {real},
-  referrer_id {int}
+  referrer_id {int},
+  response_ms {real}
 );
 CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
 CREATE TABLE IF NOT EXISTS links({link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int});
@@ -114,6 +118,16 @@ CREATE TABLE IF NOT EXISTS history(
 CREATE INDEX IF NOT EXISTS history_url ON history(url_id, at);
 """
 
+# What each schema version adds to the one before; a memory written by an older version is
+# brought forward, in one transaction, when it is next opened.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: (
+        "ALTER TABLE urls ADD COLUMN response_ms {real}",
+        "ALTER TABLE passes ADD COLUMN broken {int}",
+        "ALTER TABLE passes ADD COLUMN warnings {int}",
+    ),
+}
+
 _HISTORY_COLUMNS = (
     ("url_id", "int"),
     ("at", "real"),
@@ -124,7 +138,7 @@ _HISTORY_COLUMNS = (
 )
 _PASS_COLUMNS = (
     "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
-    "requested, parsed, seen, stop_reason"
+    "requested, parsed, seen, stop_reason, broken, warnings"
 )
 
 
@@ -145,6 +159,7 @@ class Dialect:
     chunk: int  # values per statement in ``member``
     url_digest: str  # a function of the URL that keeps URLs unique where index entries are
     # bounded in size ("" where the URL itself can be)
+    table_exists: str  # a query with one row when the table named by its parameter exists
 
     def schema(self) -> list[str]:
         ddl = _SCHEMA.format(
@@ -161,6 +176,10 @@ class Dialect:
                 f"CREATE UNIQUE INDEX IF NOT EXISTS urls_url ON urls({self.url_digest}(url))"
             )
         return statements
+
+    def migration(self, version: int) -> list[str]:
+        """The statements that bring a memory of ``version - 1`` to ``version``."""
+        return [m.format(int=self.integer, real=self.real) for m in _MIGRATIONS[version]]
 
     @property
     def url_conflict(self) -> str:
@@ -228,6 +247,34 @@ class Session(Protocol):
         ...
 
 
+_URL_COLUMNS = (
+    "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
+    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen"
+)
+
+
+def _url_record(row: Sequence[Any], referrers: list[tuple[str, int | None]]) -> UrlRecord:
+    """A row of ``_URL_COLUMNS`` as a record."""
+    return UrlRecord(
+        id=row[0],
+        url=row[1],
+        action=Action(row[2]),
+        state=State(row[3]) if row[3] else State.UNCHECKED,
+        http_status=row[4],
+        error=row[5],
+        content_type=row[6],
+        base_url=row[7],
+        redirect_to=row[8],
+        last_checked=row[9],
+        last_good=row[10],
+        failing_since=row[11],
+        referrers=referrers,
+        last_modified=row[12],
+        response_ms=row[13],
+        first_seen=row[14],
+    )
+
+
 def _origin_of(url: str) -> str:
     return origin(url) if is_http(url) else ""
 
@@ -273,11 +320,39 @@ class SqlStore(ABC):
         return int(row[0]) if row else 0
 
     def _create_schema(self, s: Session) -> None:
+        """Make the tables of a new memory, or bring an older one to this schema version."""
+        known = s.execute(self.dialect.table_exists, ("meta",)).fetchone()
+        version = (self._schema_version(s) if known else 0) or SCHEMA_VERSION
+        if version < SCHEMA_VERSION:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in self.dialect.migration(step):
+                    s.execute(statement)
+            self._count_verdicts(s)
         for statement in self.dialect.schema():
             s.execute(statement)
         s.execute(
-            "INSERT INTO meta(key, value) VALUES('schema_version', ?) ON CONFLICT(key) DO NOTHING",
+            "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (str(SCHEMA_VERSION),),
+        )
+
+    def _upgrade_message(self, version: int, exc: Exception) -> str:
+        reason = str(exc).removeprefix(f"{self.location}: ")
+        return (
+            f"{self.location}: written by an older linkpatrol (schema {version}, now "
+            f"{SCHEMA_VERSION}); opening it upgrades it once, which needs write access ({reason})"
+        )
+
+    @staticmethod
+    def _count_verdicts(s: Session, pass_id: int | None = None) -> None:
+        """Count the broken URLs and warnings of a pass (by default the latest) into it."""
+        target = "?" if pass_id is not None else "(SELECT max(id) FROM passes)"
+        s.execute(
+            "UPDATE passes SET "
+            "broken = (SELECT count(*) FROM urls WHERE seen_pass = passes.id AND state = ?), "
+            "warnings = (SELECT count(*) FROM urls WHERE seen_pass = passes.id AND state = ?) "
+            f"WHERE id = {target}",
+            (State.BROKEN.value, State.WARNING.value, *(() if pass_id is None else (pass_id,))),
         )
 
     # ---- passes -----------------------------------------------------------
@@ -297,6 +372,8 @@ class SqlStore(ABC):
             parsed=row[9],
             seen=row[10],
             stop_reason=row[11],
+            broken=row[12],
+            warnings=row[13],
             resumed=resumed,
         )
 
@@ -365,6 +442,7 @@ class SqlStore(ABC):
                 "UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE pass_id = ?",
                 (pass_id,),
             )
+            self._count_verdicts(s, pass_id)
         return self._pass(pass_id)
 
     # ---- the frontier -------------------------------------------------------
@@ -652,6 +730,7 @@ class SqlStore(ABC):
                         pass_id,
                         pass_id if has_links else None,
                         now if o.good_links else None,
+                        o.response_ms,
                         o.url_id,
                     )
                 )
@@ -666,7 +745,8 @@ class SqlStore(ABC):
                     "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
                     "last_checked = coalesce(?, last_checked), last_good = ?, "
                     "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
-                    "links_at = coalesce(?, links_at) WHERE id = ?",
+                    "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms) "
+                    "WHERE id = ?",
                     updates,
                 )
             for chunk in d.chunks(dropped):
@@ -735,9 +815,7 @@ class SqlStore(ABC):
         d = self.dialect
         with self._read() as s:
             url_rows = s.stream(
-                "SELECT id, url, action, state, http_status, error, content_type, base_url, "
-                "redirect_to, last_checked, last_good, failing_since, last_modified FROM urls "
-                "WHERE seen_pass = ? ORDER BY id",
+                f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? ORDER BY id",
                 (pass_id,),
             )
             ref_rows = (
@@ -759,22 +837,7 @@ class SqlStore(ABC):
                         page = pages.setdefault(pending_ref[1], pending_ref[1])
                         referrers.append((page, pending_ref[2]))
                     pending_ref = next(ref_rows, None)
-                yield UrlRecord(
-                    id=row[0],
-                    url=row[1],
-                    action=Action(row[2]),
-                    state=State(row[3]) if row[3] else State.UNCHECKED,
-                    http_status=row[4],
-                    error=row[5],
-                    content_type=row[6],
-                    base_url=row[7],
-                    redirect_to=row[8],
-                    last_checked=row[9],
-                    last_good=row[10],
-                    failing_since=row[11],
-                    referrers=referrers,
-                    last_modified=row[12],
-                )
+                yield _url_record(row, referrers)
 
     def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]:
         current: str | None = None
@@ -793,3 +856,73 @@ class SqlStore(ABC):
                 targets.append((dst, line))
         if current is not None:
             yield current, targets
+
+    # ---- history and single URLs ------------------------------------------------------
+
+    def passes(self, limit: int) -> list[PassInfo]:
+        with self._read() as s:
+            rows = s.execute(
+                f"SELECT {_PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [self._pass_from_row(row) for row in reversed(rows)]
+
+    def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:
+        found: dict[int, list[Change]] = {}
+        d = self.dialect
+        with self._read() as s:
+            for chunk in d.chunks(list(url_ids)):
+                condition, values = d.member("url_id", chunk)
+                for url_id, at, pass_id, state, status, error in s.execute(
+                    "SELECT url_id, at, pass_id, state, http_status, error FROM history "
+                    f"WHERE {condition} ORDER BY url_id, at",
+                    values,
+                ):
+                    found.setdefault(url_id, []).append(
+                        Change(at, pass_id, State(state), status, error)
+                    )
+        return found
+
+    def find_urls(self, text: str, limit: int, offset: int = 0) -> list[UrlRecord]:
+        pattern = (
+            "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        )
+        with self._read() as s:
+            rows = s.execute(
+                f"SELECT {_URL_COLUMNS} FROM urls WHERE lower(url) LIKE ? ESCAPE '\\' "
+                "ORDER BY id LIMIT ? OFFSET ?",
+                (pattern, limit, offset),
+            ).fetchall()
+        return [_url_record(row, []) for row in rows]
+
+    def url_record(self, url: str) -> UrlRecord | None:
+        d = self.dialect
+        condition, values = d.member_url([url])
+        with self._read() as s:
+            row = s.execute(f"SELECT {_URL_COLUMNS}, seen_pass FROM urls WHERE {condition}", values)
+            found = row.fetchone()
+            if found is None:
+                return None
+            referrers = [
+                (page, line)
+                for page, line in s.execute(
+                    "SELECT s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+                    "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
+                    f"ORDER BY s.url{d.binary_text}, l.line{d.nulls_first}",
+                    (found[0], found[15]),
+                )
+            ]
+        return _url_record(found, referrers)
+
+    def links_from(self, url: str) -> list[tuple[str, int | None]]:
+        d = self.dialect
+        condition, values = d.member_url([url])
+        with self._read() as s:
+            return [
+                (target, line)
+                for target, line in s.execute(
+                    "SELECT d.url, l.line FROM links l JOIN urls d ON d.id = l.dst "
+                    f"WHERE l.src = (SELECT id FROM urls WHERE {condition}) "
+                    f"ORDER BY l.{d.link_order}",
+                    values,
+                )
+            ]

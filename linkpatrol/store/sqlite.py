@@ -31,6 +31,7 @@ SQLITE = Dialect(
     list_param=False,
     chunk=500,
     url_digest="",
+    table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
 )
 
 
@@ -115,6 +116,13 @@ class SqliteStore(SqlStore):
         version = self._schema_version(self._session) if "meta" in tables else None
         self._check_memory(tables, version, crawl)
         if not crawl:
+            if version is not None and version < SCHEMA_VERSION:
+                try:
+                    with self._tx() as s:
+                        self._create_schema(s)
+                except (sqlite3.Error, StoreError) as exc:
+                    text = self._explain(exc) if isinstance(exc, sqlite3.Error) else str(exc)
+                    raise StoreError(self._upgrade_message(version, Exception(text))) from None
             return
         # the mode bits count even for root, whom os.access lets write anything
         if not os.access(self.location, os.W_OK) or not os.stat(self.location).st_mode & 0o222:

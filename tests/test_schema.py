@@ -1,0 +1,134 @@
+"""Schema versions: an older memory is brought forward when opened, a newer one refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linkpatrol.model import State
+from linkpatrol.store import open_store
+from linkpatrol.store.sql import SCHEMA_VERSION
+from tests.conftest import Runner, assert_memory_intact, memory_rows, memory_write
+from tests.sitesrv import Page
+from tests.test_memory import _mount_namespaces_work
+
+# Written by linkpatrol with schema 1: two complete passes over a three-page site on a
+# loopback port long gone; the second pass found one more broken link than the first.
+FIXTURE = Path(__file__).parent / "fixtures" / "memory-v1.db"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def old_memory(tmp_path: Path) -> Path:
+    copy = tmp_path / "old.db"
+    shutil.copyfile(FIXTURE, copy)
+    return copy
+
+
+def test_the_fixture_is_a_schema_1_memory() -> None:
+    assert memory_rows(str(FIXTURE), "SELECT value FROM meta") == [("1",)]
+
+
+def test_a_report_upgrades_a_schema_1_memory_and_reads_it_all(
+    run: Runner, old_memory: Path
+) -> None:
+    proc = run("report", "--db", str(old_memory), "--format", "json")
+
+    assert proc.returncode == 1, proc.stderr
+    assert memory_rows(str(old_memory), "SELECT value FROM meta") == [(str(SCHEMA_VERSION),)]
+    assert_memory_intact(str(old_memory))
+    report = json.loads(proc.stdout)
+    assert report["pass"] == 2 and report["complete"] is True
+    broken = sorted(u["url"].rsplit("/", 1)[1] for u in report["urls"] if u["reportable"])
+    assert broken == ["gone.html", "missing.png", "new-broken.html"]
+    gone = next(u for u in report["urls"] if u["url"].endswith("/gone.html"))
+    assert [(r["url"].rsplit("/", 1)[1], r["line"]) for r in gone["referrers"]] == [("", 2)]
+    # the latest pass's verdicts are counted into it; older passes were never counted
+    store = open_store(str(old_memory), crawl=False)
+    try:
+        passes = store.passes(10)
+        assert [(p.id, p.broken, p.warnings) for p in passes] == [(1, None, None), (2, 3, 0)]
+        record = store.url_record(gone["url"])
+        assert record is not None and record.response_ms is None
+        changes = store.changes([record.id])[record.id]
+        assert [(c.pass_id, c.state, c.http_status) for c in changes] == [(1, State.BROKEN, 404)]
+    finally:
+        store.close()
+
+
+def test_a_crawl_on_an_upgraded_memory_adds_a_pass_with_response_times(
+    run: Runner, serve, old_memory: Path
+) -> None:
+    site = serve({"/": Page('<a href="/x">x</a>'), "/x": Page("x")})
+
+    proc = run("check", "--db", str(old_memory), "--format", "json", site.url("/"))
+
+    assert proc.returncode == 0, proc.stderr
+    assert_memory_intact(str(old_memory))
+    rows = memory_rows(
+        str(old_memory), "SELECT url, response_ms FROM urls WHERE seen_pass = 3 ORDER BY id"
+    )
+    assert [url for url, _ in rows] == [site.url("/"), site.url("/x")]
+    assert all(ms is not None and ms > 0 for _, ms in rows)
+    assert memory_rows(str(old_memory), "SELECT broken, warnings FROM passes WHERE id = 3") == [
+        (0, 0)
+    ]
+
+
+@pytest.mark.skipif(
+    not _mount_namespaces_work(),
+    reason="needs root and mount namespaces to bind-mount the database read-only",
+)
+def test_a_read_only_schema_1_memory_is_refused_with_one_line_and_left_as_it_was(
+    old_memory: Path,
+) -> None:
+    before = _digest(old_memory)
+    mount = 'mount --bind -o ro "$0" "$0" && exec "$@"'
+    command = [sys.executable, "-m", "linkpatrol", "report", "--db", str(old_memory)]
+    proc = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", mount, str(old_memory), *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "written by an older linkpatrol (schema 1, now 2)" in lines[0]
+    assert "needs write access" in lines[0]
+    assert _digest(old_memory) == before
+
+
+@pytest.mark.backends
+def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> None:
+    """The migration statements themselves, on SQLite and on PostgreSQL."""
+    store = open_store(db, crawl=True)
+    info = store.begin_pass(["http://127.0.0.1:9/"], 1_700_000_000.0)
+    store.end_run(info.id, 1.0, 1_700_000_001.0, True, None)
+    store.close()
+    for table, column in (("urls", "response_ms"), ("passes", "broken"), ("passes", "warnings")):
+        memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
+    memory_write(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+
+    store = open_store(db, crawl=True)
+    try:
+        latest = store.latest_pass()
+        assert latest is not None and (latest.broken, latest.warnings) == (0, 0)
+    finally:
+        store.close()
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+    assert memory_rows(db, "SELECT count(response_ms) FROM urls") == [(0,)]
