@@ -168,6 +168,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="print the last pass's report from the memory")
     _add_report_options(report)
+
+    history = commands.add_parser(
+        "history", help="one URL's verdicts over time, and the pages that link to it"
+    )
+    history.add_argument("url", metavar="URL", help="the URL, spelled any equivalent way")
+    history.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    history.add_argument(
+        "--config", metavar="FILE", help=f"configuration file (./{DEFAULT_CONFIG})"
+    )
+    history.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
     return parser
 
 
@@ -189,11 +201,11 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
         cli["sites"] = tuple(args.site)
     if getattr(args, "no_robots", None):
         cli["robots"] = False
-    if args.xref:
+    if getattr(args, "xref", None):
         cli["xref"] = True
-    if args.graph_hosts:
+    if getattr(args, "graph_hosts", None):
         cli["graph_hosts"] = True
-    if args.quiet:
+    if getattr(args, "quiet", None):
         cli["quiet"] = True
     if getattr(args, "verbose", None):
         cli["verbose"] = min(2, args.verbose)
@@ -340,6 +352,19 @@ def _run_report(settings: SiteSettings) -> ExitCode:
     return _exit_code(report)
 
 
+def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
+    from linkpatrol.report.history import load_history, render_history_json, render_history_text
+
+    store = open_store(settings.db, crawl=False)
+    try:
+        history = load_history(store, url)
+    finally:
+        store.close()
+    text = render_history_json(history) if format_ == "json" else render_history_text(history)
+    sys.stdout.write(text)
+    return ExitCode.CLEAN
+
+
 def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
     err = stderr or sys.stderr
     parser = build_parser()
@@ -348,6 +373,9 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         parser.print_help(err)
         return ExitCode.USAGE
     try:
+        if args.command == "history":
+            format_, args.format = args.format, None  # not the report format of the config
+            return _run_history(_settings(args), args.url, format_)
         settings = _settings(args)
         if args.command == "check":
             return _run_check(settings)

@@ -7,6 +7,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Report, iso
+from linkpatrol.store import Change
+
+
+def change_dict(change: Change) -> dict[str, Any]:
+    return {
+        "at": iso(change.at),
+        "pass": change.pass_id,
+        "state": change.state.value,
+        "http_status": change.http_status,
+        "error": change.error,
+    }
 
 
 def entry_dict(entry: Entry) -> dict[str, Any]:
@@ -27,16 +38,7 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
         "new": entry.new,
     }
     if entry.changes is not None:
-        data["changes"] = [
-            {
-                "at": iso(c.at),
-                "pass": c.pass_id,
-                "state": c.state.value,
-                "http_status": c.http_status,
-                "error": c.error,
-            }
-            for c in entry.changes
-        ]
+        data["changes"] = [change_dict(c) for c in entry.changes]
     if entry.links is not None:
         data["links"] = [{"url": r.url, "line": r.line} for r in entry.links]
     return data

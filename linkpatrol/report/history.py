@@ -1,0 +1,123 @@
+"""One URL's story from the memory: its verdict now, each change of verdict, who links to it."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from linkpatrol.model import StoreError
+from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, iso
+from linkpatrol.report.json import change_dict
+from linkpatrol.report.text import clean, status_line
+from linkpatrol.store import Change, Store, UrlRecord
+from linkpatrol.urls import BadURL, canonical
+
+
+@dataclass(frozen=True, slots=True)
+class UrlHistory:
+    record: UrlRecord
+    changes: list[Change]
+    links: list[Referrer]  # what the page held when last parsed (empty for non-pages)
+
+    @property
+    def entry(self) -> Entry:
+        """The URL as a report entry, so the renderers' wording serves here too."""
+        r = self.record
+        return Entry(
+            url=r.url,
+            action=r.action,
+            state=r.state,
+            http_status=r.http_status,
+            error=r.error,
+            content_type=r.content_type,
+            redirect_to=r.redirect_to,
+            reportable=False,
+            last_checked=r.last_checked,
+            last_good=r.last_good,
+            failing_since=r.failing_since,
+            referrers=[Referrer(url, line) for url, line in r.referrers],
+            last_modified=r.last_modified,
+            response_ms=r.response_ms,
+            changes=self.changes,
+        )
+
+    def flaps(self, until: float | None = None) -> int:
+        return self.entry.flaps(time.time() if until is None else until)
+
+
+def load_history(store: Store, url: str) -> UrlHistory:
+    """The history of ``url`` (any spelling of it); StoreError when the memory never saw it."""
+    try:
+        key = canonical(url)
+    except BadURL as exc:
+        raise StoreError(f"{url}: not a URL ({exc})") from None
+    record = store.url_record(key)
+    if record is None:
+        raise StoreError(f"{store.location}: {key} is not in the memory")
+    changes = store.changes([record.id]).get(record.id, [])
+    links = [Referrer(target, line) for target, line in store.links_from(key)]
+    return UrlHistory(record, changes, links)
+
+
+def _moment(timestamp: float | None) -> str:
+    stamp = iso(timestamp)
+    return stamp.replace("T", " ").removesuffix("+00:00") if stamp else "never"
+
+
+def render_history_text(history: UrlHistory, now: float | None = None) -> str:
+    r = history.record
+    entry = history.entry
+    out = [clean(r.url), f"  now: {clean(status_line(entry))}"]
+    out.append(
+        f"  first seen {_moment(r.first_seen)}, last checked {_moment(r.last_checked)}, "
+        f"last good {_moment(r.last_good)} (UTC)"
+    )
+    flaps = history.flaps(now)
+    heading = f"  changes of verdict ({len(history.changes)}"
+    if flaps >= FLAPPING:
+        heading += f"; flapping: {flaps} in the last {FLAP_DAYS:g} days"
+    out.append(heading + "):")
+    for change in history.changes:
+        detail = change.error or (f"HTTP {change.http_status}" if change.http_status else "")
+        where = f"pass {change.pass_id}" if change.pass_id is not None else ""
+        out.append(
+            f"    {_moment(change.at)}  {where:<8} {change.state.value:<9} {clean(detail)}".rstrip()
+        )
+    if not history.changes:
+        out.append("    none recorded")
+    if r.referrers:
+        out.append("  linked from:")
+        out.extend(
+            f"    {clean(page)}" + (f":{line}" if line is not None else " (redirect)")
+            for page, line in r.referrers
+        )
+    if history.links:
+        out.append(f"  links to ({len(history.links)}):")
+        out.extend(
+            f"    {clean(link.url)}" + (f" (line {link.line})" if link.line is not None else "")
+            for link in history.links
+        )
+    return "\n".join(out) + "\n"
+
+
+def render_history_json(history: UrlHistory) -> str:
+    r = history.record
+    data = {
+        "url": r.url,
+        "action": r.action.value,
+        "state": r.state.value,
+        "http_status": r.http_status,
+        "error": r.error,
+        "content_type": r.content_type,
+        "redirect_to": r.redirect_to,
+        "first_seen": iso(r.first_seen),
+        "last_checked": iso(r.last_checked),
+        "last_good": iso(r.last_good),
+        "failing_since": iso(r.failing_since),
+        "response_ms": None if r.response_ms is None else round(r.response_ms, 1),
+        "changes": [change_dict(c) for c in history.changes],
+        "referrers": [{"url": page, "line": line} for page, line in r.referrers],
+        "links": [{"url": link.url, "line": link.line} for link in history.links],
+    }
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
