@@ -22,7 +22,7 @@ from linkpatrol.config import (
     field_for,
     load_file,
 )
-from linkpatrol.model import ExitCode, LinkpatrolError
+from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError
 from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.store import open_store
 
@@ -104,6 +104,15 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", default=None, help="only the report")
 
 
+def _add_memory_options(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that only read the memory and print."""
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    p.add_argument("--config", metavar="FILE", help="configuration file")
+    p.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="linkpatrol",
@@ -173,13 +182,30 @@ def build_parser() -> argparse.ArgumentParser:
         "history", help="one URL's verdicts over time, and the pages that link to it"
     )
     history.add_argument("url", metavar="URL", help="the URL, spelled any equivalent way")
-    history.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    _add_memory_options(history)
+
+    status = commands.add_parser("status", help="where the latest pass stands, while it runs")
+    _add_memory_options(status)
+
+    init = commands.add_parser(
+        "init", help="write a commented linkpatrol.toml with every key and its default"
     )
-    history.add_argument(
-        "--config", metavar="FILE", help=f"configuration file (./{DEFAULT_CONFIG})"
+    init.add_argument("urls", nargs="+", metavar="URL", help="the start URLs")
+    init.add_argument(
+        "--config", metavar="FILE", default=DEFAULT_CONFIG, help=f"file to write ({DEFAULT_CONFIG})"
     )
-    history.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
+    init.add_argument("--force", action="store_true", help="replace the file if it exists")
+
+    completion = commands.add_parser("completion", help="print a shell completion script")
+    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+
+    serve = commands.add_parser(
+        "serve", help="a read-only web dashboard over the memory, live while a crawl runs"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
+    serve.add_argument("--config", metavar="FILE", help="configuration file")
+    serve.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
     return parser
 
 
@@ -365,6 +391,44 @@ def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
     return ExitCode.CLEAN
 
 
+def _run_init(
+    parser: argparse.ArgumentParser, urls: list[str], path: Path, force: bool, err: TextIO
+) -> ExitCode:
+    from linkpatrol.template import config_template
+    from linkpatrol.urls import BadURL, canonical
+
+    starts = []
+    for url in urls:
+        try:
+            starts.append(canonical(url))
+        except BadURL as exc:
+            raise ConfigError(f"{url}: not a URL ({exc})") from None
+    text = config_template(starts, parser)
+    try:
+        with open(path, "w" if force else "x", encoding="utf-8") as out:
+            out.write(text)
+    except FileExistsError:
+        raise ConfigError(f"{path}: already exists (--force replaces it)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write: {exc.strerror}") from None
+    err.write(f"linkpatrol: wrote {path}; run 'linkpatrol check' to crawl with it\n")
+    return ExitCode.CLEAN
+
+
+def _run_status(settings: SiteSettings, format_: str) -> ExitCode:
+    from linkpatrol.report.status import pass_status, render_status_json, render_status_text
+
+    store = open_store(settings.db, crawl=False)
+    try:
+        status = pass_status(store)
+    finally:
+        store.close()
+    sys.stdout.write(
+        render_status_json(status) if format_ == "json" else render_status_text(status)
+    )
+    return ExitCode.CLEAN
+
+
 def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
     err = stderr or sys.stderr
     parser = build_parser()
@@ -373,9 +437,22 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         parser.print_help(err)
         return ExitCode.USAGE
     try:
-        if args.command == "history":
+        if args.command in ("history", "status"):
             format_, args.format = args.format, None  # not the report format of the config
+            if args.command == "status":
+                return _run_status(_settings(args), format_)
             return _run_history(_settings(args), args.url, format_)
+        if args.command == "init":
+            return _run_init(parser, args.urls, Path(args.config), args.force, err)
+        if args.command == "completion":
+            import shtab
+
+            sys.stdout.write(shtab.complete(parser, args.shell))
+            return ExitCode.CLEAN
+        if args.command == "serve":
+            from linkpatrol.dashboard import run_dashboard
+
+            return run_dashboard(_settings(args).db, args.host, args.port, err)
         settings = _settings(args)
         if args.command == "check":
             return _run_check(settings)

@@ -189,6 +189,10 @@ class Store(Protocol):
 
     def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]: ...
 
+    def verdicts(self, pass_id: int) -> dict[State, int]:
+        """How many URLs of the pass have each verdict so far (checked in this pass)."""
+        ...
+
     def passes(self, limit: int) -> list[PassInfo]:
         """The last ``limit`` passes, oldest first."""
         ...

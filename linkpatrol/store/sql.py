@@ -859,6 +859,18 @@ class SqlStore(ABC):
 
     # ---- history and single URLs ------------------------------------------------------
 
+    def verdicts(self, pass_id: int) -> dict[State, int]:
+        with self._read() as s:
+            return {
+                State(state): count
+                for state, count in s.execute(
+                    "SELECT state, count(*) FROM urls WHERE seen_pass = ? AND done_pass = ? "
+                    "GROUP BY state",
+                    (pass_id, pass_id),
+                )
+                if state
+            }
+
     def passes(self, limit: int) -> list[PassInfo]:
         with self._read() as s:
             rows = s.execute(

@@ -1,0 +1,81 @@
+"""Where the latest pass stands, read from the memory while a crawl may be writing it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from linkpatrol.model import State, StoreError
+from linkpatrol.report import iso
+from linkpatrol.store import PassInfo, Store
+
+
+@dataclass(frozen=True, slots=True)
+class PassStatus:
+    info: PassInfo
+    pending: int  # URLs discovered and still waiting for a verdict
+    verdicts: dict[State, int]  # verdicts given so far in this pass
+
+    @property
+    def done(self) -> int:
+        return max(0, self.info.seen - self.pending)
+
+    @property
+    def fraction(self) -> float:
+        """How much of what is known of the pass is done (it grows as links are found)."""
+        return 1.0 if self.info.complete or not self.info.seen else self.done / self.info.seen
+
+    @property
+    def phase(self) -> str:
+        if self.info.complete:
+            return "complete"
+        if self.info.stopped_at is not None:
+            return f"stopped by {self.info.stop_reason}" if self.info.stop_reason else "stopped"
+        return "running (or cut off)"
+
+
+def pass_status(store: Store) -> PassStatus:
+    info = store.latest_pass()
+    if info is None:
+        raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
+    return PassStatus(info, store.pending(info.id), store.verdicts(info.id))
+
+
+def status_dict(status: PassStatus) -> dict[str, Any]:
+    info = status.info
+    return {
+        "pass": info.id,
+        "start_urls": list(info.start_urls),
+        "phase": status.phase,
+        "complete": info.complete,
+        "started_at": iso(info.started_at),
+        "finished_at": iso(info.finished_at or info.stopped_at),
+        "seen": info.seen,
+        "done": status.done,
+        "pending": status.pending,
+        "requested": info.requested,
+        "parsed": info.parsed,
+        "requests": info.requests,
+        "elapsed": round(info.elapsed, 3),
+        "verdicts": {state.value: status.verdicts.get(state, 0) for state in State},
+    }
+
+
+def render_status_text(status: PassStatus) -> str:
+    info = status.info
+    verdicts = ", ".join(
+        f"{status.verdicts[state]} {state.value}" for state in State if status.verdicts.get(state)
+    )
+    return (
+        f"pass {info.id} of {', '.join(info.start_urls)}: {status.phase}\n"
+        f"  started {iso(info.started_at)}, {info.elapsed:.1f} s crawling so far\n"
+        f"  {status.done} of {info.seen} URLs done ({status.fraction:.0%}), "
+        f"{status.pending} waiting\n"
+        f"  {info.requested} requested, {info.parsed} parsed, {info.requests} requests\n"
+        f"  verdicts: {verdicts or 'none yet'}\n"
+    )
+
+
+def render_status_json(status: PassStatus) -> str:
+    return json.dumps(status_dict(status), ensure_ascii=False) + "\n"
