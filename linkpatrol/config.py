@@ -150,7 +150,7 @@ class SiteSettings:
     parse_workers: int = 0
 
 
-FORMATS = ("text", "json", "csv", "markdown", "junit", "sarif", "dot", "sitemap")
+FORMATS = ("text", "json", "csv", "markdown", "junit", "sarif", "dot", "sitemap", "html")
 REDIRECT_MODES = ("follow", "report")
 FAIL_ON = ("broken", "warning")
 

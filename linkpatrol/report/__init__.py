@@ -282,6 +282,10 @@ def render(report: Report, fmt: str, *, graph_hosts: bool = False) -> str:
         from linkpatrol.report.sitemap import render_sitemap
 
         return render_sitemap(report)
+    if fmt == "html":
+        from linkpatrol.report.html import render_html
+
+        return render_html(report)
     from linkpatrol.report.text import render_text
 
     return render_text(report)
