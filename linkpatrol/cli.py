@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import errno
 import os
 import signal
+import stat
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -55,6 +58,7 @@ _VALUE_OPTIONS = (
     "fail_on",
     "log",
     "parse_workers",
+    "ca_bundle",
 )
 
 
@@ -174,6 +178,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="no live progress display even on a terminal",
     )
     add("--parse-workers", metavar="N", help="parser processes (default: one per core)")
+    add(
+        "--ca-bundle",
+        metavar="FILE",
+        help="PEM file of extra CA certificates to trust, for every host",
+    )
+    add(
+        "--insecure",
+        action="append",
+        metavar="HOST",
+        help="do not verify HOST's TLS certificate (HOST or HOST:PORT; '*': all; repeatable)",
+    )
+    add(
+        "--no-private",
+        action="store_true",
+        default=None,
+        help="refuse private, loopback and link-local addresses (the site's own hosts excepted)",
+    )
 
     report = commands.add_parser("report", help="print the last pass's report from the memory")
     _add_report_options(report)
@@ -237,6 +258,10 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
         cli["verbose"] = min(2, args.verbose)
     if getattr(args, "no_progress", None):
         cli["progress"] = False
+    if getattr(args, "insecure", None):
+        cli["insecure"] = convert_option("insecure", args.insecure)
+    if getattr(args, "no_private", None):
+        cli["no_private"] = True
     return build_settings(file_values, cli)
 
 
@@ -246,15 +271,46 @@ def _emit(report: Report, settings: SiteSettings) -> None:
     pieces = render_pieces(report, settings.format, graph_hosts=settings.graph_hosts)
     if settings.output:
         try:
-            with open(settings.output, "w", encoding="utf-8") as out:
-                out.writelines(pieces)
+            out = open(settings.output, "w", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
-            raise LinkpatrolError(
-                f"{settings.output}: cannot write report: {exc.strerror}"
-            ) from None
+            raise LinkpatrolError(f"{settings.output}: cannot write report: {_why(exc)}") from None
+        try:
+            with out:
+                out.writelines(pieces)
+        except BaseException as exc:
+            _discard(settings.output)
+            if isinstance(exc, OSError):
+                raise LinkpatrolError(
+                    f"{settings.output}: cannot write report: {_why(exc)}"
+                ) from None
+            raise
     else:
-        sys.stdout.writelines(pieces)
-        sys.stdout.flush()
+        try:
+            sys.stdout.writelines(pieces)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            # what could not be written goes nowhere, so that exiting does not try again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise LinkpatrolError(f"standard output: cannot write report: {_why(exc)}") from None
+
+
+def _why(exc: OSError) -> str:
+    """Why a report could not be written; on a full disk, that the memory still has it."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"disk full ({exc.strerror}); the memory keeps the pass, "
+            "'linkpatrol report' writes it again"
+        )
+    return exc.strerror or str(exc)
+
+
+def _discard(path: str) -> None:
+    """Remove a report file cut short: no half report for a reader to trust."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(os.stat(path).st_mode):  # never a device or a pipe named as output
+            os.unlink(path)
 
 
 def _exit_code(report: Report) -> ExitCode:
@@ -322,6 +378,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     _emit(report, settings)
     if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is said: a late Ctrl-C changes nothing
+    # nor a SIGTERM or SIGHUP, even once Python, shutting down, has dropped its handlers
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP})
     return _exit_code(report)
 
 
@@ -343,8 +401,26 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
+        _report_first()
         if received:  # a second Ctrl-C while the report is written still exits at once
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
+
+
+def _report_first() -> None:
+    """Once the crawl is over, SIGTERM and SIGHUP let the report be written whole.
+
+    The memory already has all of the pass; cut short, the report would be a torso a
+    reader might trust. A second signal leaves at once.
+    """
+    late: list[int] = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if late:
+            _exit_at_once()
+        late.append(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, on_signal)
 
 
 STOPPED_AT_ONCE = "stopped at once; the memory is consistent, run again to resume"

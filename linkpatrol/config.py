@@ -7,6 +7,7 @@ Every command-line option has a configuration key of the same name (``max-depth`
 from __future__ import annotations
 
 import re
+import ssl
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from linkpatrol import __version__
 from linkpatrol.model import Action, ConfigError
+from linkpatrol.tls import format_host, load_ca_bundle, parse_host
 
 DEFAULT_CONFIG = "linkpatrol.toml"
 
@@ -108,6 +110,15 @@ class Rewrite:
 
 
 @dataclass(frozen=True, slots=True)
+class TlsHost:
+    """One ``[[tls]]`` entry: how to verify the certificates of one host (or ``*``)."""
+
+    host: str  # "name", "name:port" or "*", as tls.format_host spells it
+    ca_bundle: str | None = None
+    verify: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class SiteSettings:
     """Everything that decides what the crawl does; plain data, so worker processes get a copy."""
 
@@ -148,6 +159,10 @@ class SiteSettings:
     log: str | None = None
     progress: bool | None = None
     parse_workers: int = 0
+    ca_bundle: str | None = None
+    insecure: tuple[str, ...] = ()
+    tls: tuple[TlsHost, ...] = ()
+    no_private: bool = False
 
 
 FORMATS = ("text", "json", "csv", "markdown", "junit", "sarif", "dot", "sitemap", "html")
@@ -187,6 +202,10 @@ def _str(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a string, got {value!r}")
     return value
+
+
+def _hosts(value: Any) -> tuple[str, ...]:
+    return tuple(format_host(parse_host(host)) for host in _str_list(value))
 
 
 def _choice(*choices: str) -> Any:
@@ -243,10 +262,13 @@ _SCALAR_KEYS.update(
         "log": (_str, "log"),
         "progress": (_bool, "progress"),
         "parse_workers": (_int(0, 64), "parse_workers"),
+        "ca_bundle": (_str, "ca_bundle"),
+        "insecure": (_hosts, "insecure"),
+        "no_private": (_bool, "no_private"),
     }
 )
 
-CONFIG_KEYS = (*sorted(_SCALAR_KEYS), "rule", "rewrite")
+CONFIG_KEYS = (*sorted(_SCALAR_KEYS), "rule", "rewrite", "tls")
 
 
 def _check_regex(pattern: str, where: str) -> None:
@@ -311,6 +333,35 @@ def _rewrites(value: Any, where: str) -> tuple[Rewrite, ...]:
     return tuple(rewrites)
 
 
+def _tls_hosts(value: Any, where: str, base_dir: Path) -> tuple[TlsHost, ...]:
+    entries = []
+    for here, entry in _tables(value, where, "tls", {"host", "ca_bundle", "verify"}):
+        host, bundle, verify = entry.get("host"), entry.get("ca_bundle"), entry.get("verify", True)
+        if not isinstance(host, str):
+            raise ConfigError(f"{here}: needs 'host', a host name, host:port or \"*\"")
+        try:
+            host = format_host(parse_host(host))
+        except ValueError as exc:
+            raise ConfigError(f"{here}: 'host': {exc}") from None
+        if bundle is not None and not isinstance(bundle, str):
+            raise ConfigError(f"{here}: 'ca_bundle' must be a file name, got {bundle!r}")
+        if not isinstance(verify, bool):
+            raise ConfigError(f"{here}: 'verify' must be true or false, got {verify!r}")
+        if bundle is not None:
+            bundle = _check_ca_bundle(str(base_dir / bundle), f"{here}: 'ca_bundle'")
+        entries.append(TlsHost(host, bundle, verify))
+    return tuple(entries)
+
+
+def _check_ca_bundle(path: str, where: str) -> str:
+    """A CA bundle that can be used, or a ConfigError naming where it was given."""
+    try:
+        load_ca_bundle(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), path)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return path
+
+
 def load_file(path: Path) -> dict[str, Any]:
     """Read and validate a TOML configuration file into settings-field values."""
     where = str(path)
@@ -337,6 +388,8 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
             values["rules"] = _rules(value, where)
         elif key == "rewrite":
             values["rewrites"] = _rewrites(value, where)
+        elif key == "tls":
+            values["tls"] = _tls_hosts(value, where, base_dir)
         elif key in _SCALAR_KEYS:
             convert, name = _SCALAR_KEYS[key]
             try:
@@ -352,6 +405,9 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
         if not hooks.is_file():
             raise ConfigError(f"{where}: key 'hooks': hooks file not found: {hooks}")
         values["hooks"] = str(hooks)
+    if "ca_bundle" in values:
+        where_key = f"{where}: key '{spelled['ca_bundle']}'"
+        values["ca_bundle"] = _check_ca_bundle(str(base_dir / values["ca_bundle"]), where_key)
     return values
 
 
@@ -375,6 +431,8 @@ def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> S
     if settings.hooks is not None and not Path(settings.hooks).is_file():
         where = "option --hooks" if "hooks" in cli_values else "key 'hooks'"
         raise ConfigError(f"{where}: hooks file not found: {settings.hooks}")
+    if "ca_bundle" in cli_values and settings.ca_bundle is not None:
+        _check_ca_bundle(settings.ca_bundle, "option --ca-bundle")
     return settings
 
 
@@ -386,6 +444,7 @@ __all__ = [
     "Rewrite",
     "Rule",
     "SiteSettings",
+    "TlsHost",
     "build_settings",
     "convert_option",
     "load_file",

@@ -10,22 +10,30 @@ import asyncio
 import email.utils
 import errno
 import random
-import ssl
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
+from aiohttp import http_exceptions
 from yarl import URL
 
 from linkpatrol import __version__
+from linkpatrol.addresses import AddressGuard, AddressRefused, GuardedResolver
 from linkpatrol.config import SiteSettings
+from linkpatrol.tls import TlsPolicy
 
 PEEK_BYTES = 64 * 1024
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
 ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+# what a response's head may hold: bounded, so no server can fill memory with headers
+MAX_HEADERS = 128
+MAX_HEADER_LINE = 8190
+# an error quoting what a server sent is cut to this many characters
+MAX_ERROR_TEXT = 160
 
 
 @dataclass(slots=True)
@@ -79,14 +87,40 @@ def _sniff_html(prefix: bytes) -> bool:
     return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or b"<html" in head
 
 
+def _one_line(text: str) -> str:
+    """An error quoting a server's bytes, maybe over several lines (a parser points at the
+    bad byte), as one short line: no pointer lines, at most MAX_ERROR_TEXT characters."""
+    words = " ".join(
+        line.strip() for line in text.splitlines() if line.strip() and set(line.strip()) != {"^"}
+    )
+    words = words.rstrip(".")
+    if len(words) > MAX_ERROR_TEXT:
+        words = words[: MAX_ERROR_TEXT - 1] + "…"
+    return words
+
+
+def _invalid_response(message: str) -> str:
+    """The HTTP parser's complaint about a response, in words a user can act on."""
+    too_long = re.match(r"Got more than (\d+) bytes", message)
+    if too_long:
+        return f"invalid HTTP response: a header line longer than {too_long.group(1)} bytes"
+    if message.startswith("Too many headers"):
+        return f"invalid HTTP response: more than {MAX_HEADERS} headers"
+    return _one_line(f"invalid HTTP response: {message}")
+
+
 def describe_error(exc: BaseException, timeout: float) -> tuple[str, bool, bool]:
     """(error text, transient?, did the host answer at all?) for a failed request."""
     if isinstance(exc, asyncio.TimeoutError | TimeoutError):
         return f"timeout after {timeout:g}s", True, True
+    refused = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    if isinstance(refused, AddressRefused):
+        return f"private address refused (--no-private): {refused}", False, False
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return f"DNS failure: cannot resolve {exc.host}", False, False
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return f"TLS error: {exc.certificate_error}", False, False
+        reason = getattr(exc.certificate_error, "verify_message", None) or exc.certificate_error
+        return _one_line(f"TLS error: certificate verify failed: {reason}"), False, False
     if isinstance(exc, aiohttp.ClientSSLError):
         return f"TLS error: {exc}", False, False
     if isinstance(exc, aiohttp.ClientConnectorError):
@@ -100,13 +134,18 @@ def describe_error(exc: BaseException, timeout: float) -> tuple[str, bool, bool]
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return "server closed the connection without answering", True, True
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return f"incomplete response body: {exc}", True, True
+        cause = exc.__cause__
+        if isinstance(cause, http_exceptions.ContentEncodingError):
+            return _one_line(f"undecodable response body: {cause.message}"), False, True
+        if isinstance(cause, http_exceptions.HttpProcessingError):
+            return _one_line(f"incomplete response body: {cause.message}"), True, True
+        return _one_line(f"incomplete response body: {exc}"), True, True
     if isinstance(exc, aiohttp.ClientOSError):
         if exc.errno == errno.ECONNRESET:
             return "connection reset by peer", True, True
         return f"network error: {exc.strerror or exc}", True, True
     if isinstance(exc, aiohttp.ClientResponseError):
-        return f"invalid HTTP response: {exc.message}", False, True
+        return _invalid_response(exc.message), False, True
     if isinstance(exc, aiohttp.InvalidURL | ValueError):
         return f"invalid URL: {exc}", False, False
     if isinstance(exc, aiohttp.ClientError):
@@ -121,18 +160,23 @@ class Fetcher:
         self.settings = settings
         self.requests = 0
         self.bytes_received = 0
+        self.tls = TlsPolicy(settings)
+        self.guard = AddressGuard(settings)
         self._session: aiohttp.ClientSession | None = None
+        self._resolver: GuardedResolver | None = None
         user_agent = settings.user_agent or f"linkpatrol/{__version__}"
         self.base_headers = {"User-Agent": user_agent}
         if settings.from_email:
             self.base_headers["From"] = settings.from_email
 
     async def start(self) -> None:
+        self._resolver = self.guard.resolver()
         connector = aiohttp.TCPConnector(
             limit=self.settings.concurrency,
             limit_per_host=self.settings.per_host,
             ttl_dns_cache=300,
-            ssl=ssl.create_default_context(),
+            ssl=self.tls.default,
+            resolver=self._resolver,
         )
         timeout = aiohttp.ClientTimeout(
             total=self.settings.timeout,
@@ -144,12 +188,18 @@ class Fetcher:
             headers=self.base_headers,
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=True,
+            max_headers=MAX_HEADERS,
+            max_line_size=MAX_HEADER_LINE,
+            max_field_size=MAX_HEADER_LINE,
         )
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._resolver is not None:
+            await self._resolver.close()
+            self._resolver = None
 
     async def fetch(
         self,
@@ -191,9 +241,13 @@ class Fetcher:
         started = time.monotonic()
         result = Response(method=method)
         try:
+            target = URL(url, encoded=True)
+            host = (target.raw_host or "").lower()
+            self.guard.check_literal(host)
+            verify = self.tls.for_host(host, target.port) if target.scheme == "https" else True
             async with asyncio.timeout(self.settings.timeout * 2):
                 async with self._session.request(
-                    method, URL(url, encoded=True), headers=headers, allow_redirects=False
+                    method, target, headers=headers, allow_redirects=False, ssl=verify
                 ) as resp:
                     self._read_head(resp, result)
                     if method != "HEAD":
@@ -228,22 +282,14 @@ class Fetcher:
     ) -> None:
         """Read HTML up to --max-size (decoded); of anything else only the first chunk."""
         if not 200 <= resp.status < 300:
-            if resp.content_length is not None and resp.content_length <= PEEK_BYTES:
-                await resp.read()
-            else:
-                resp.close()
+            await self._discard(resp, 0)
             return
         first = await resp.content.readany()
         self.bytes_received += len(first)
         if result.content_type is None and _sniff_html(first):
             result.content_type = "text/html"
         if not (want_body and (result.is_html or any_type)):
-            if resp.content.at_eof():
-                resp.release()
-            elif resp.content_length is not None and resp.content_length <= PEEK_BYTES:
-                await resp.read()
-            else:
-                resp.close()
+            await self._discard(resp, len(first))
             return
         limit = self.settings.max_size
         chunks = [first]
@@ -261,3 +307,17 @@ class Fetcher:
             body = body[:limit]
             resp.close()
         result.body = body
+
+    async def _discard(self, resp: aiohttp.ClientResponse, read: int) -> None:
+        """Finish with a body not wanted: a small rest is read, so the connection is reused;
+        a large one (or one that decodes large: a compression bomb) is not, it is dropped."""
+        small = resp.content_length is not None and resp.content_length <= PEEK_BYTES
+        while small and not resp.content.at_eof():
+            chunk = await resp.content.readany()
+            read += len(chunk)
+            self.bytes_received += len(chunk)
+            small = bool(chunk) and read <= PEEK_BYTES
+        if resp.content.at_eof():
+            resp.release()
+        else:
+            resp.close()

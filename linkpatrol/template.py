@@ -13,6 +13,7 @@ EXAMPLES: dict[str, Any] = {
     "db": "linkpatrol.db",
     "from": "webmaster@example.org",
     "hooks": "linkpatrol_hooks.py",
+    "ca_bundle": "ca.pem",
     "output": "report.html",
     "log": "linkpatrol.log",
     "progress": False,
@@ -33,6 +34,12 @@ _TABLES = """\
 # [[rewrite]]
 # regex = "/index\\\\.html$"
 # replace = "/"
+#
+# TLS for one host (or "*"): more trusted CAs, or no verification at all.
+# [[tls]]
+#   host = "intranet.example.org"   # or host:port
+#   ca_bundle = "intranet-ca.pem"
+#   verify = true
 """
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import State
+from linkpatrol.urls import scheme
 
 MAX_REDIRECT_HOPS = 10
 # answers that mean "this server refuses robots" rather than "this link is gone"
 DEFAULT_WARN = frozenset({401, 403, 429, 999})
+# schemes no browser follows a redirect to: a link redirecting there is dead for everyone
+UNFOLLOWED_REDIRECT_SCHEMES = frozenset(
+    {"javascript", "data", "file", "about", "blob", "filesystem", "view-source"}
+)
 
 
 def judge_status(status: int, settings: SiteSettings) -> State:
@@ -27,6 +32,14 @@ def judge_status(status: int, settings: SiteSettings) -> State:
     if status >= 400:
         return State.BROKEN
     return State.WARNING
+
+
+def unfollowed_redirect(target: str) -> str | None:
+    """Why a browser would not follow a redirect to ``target``; None if it would."""
+    name = scheme(target)
+    if name in UNFOLLOWED_REDIRECT_SCHEMES:
+        return f"redirect to a {name}: URL, which browsers do not follow"
+    return None
 
 
 def redirect_failures(redirects: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,136 @@
+"""TLS: which certificates each host must present.
+
+Certificates are verified against the system's trusted CAs, plus the ``--ca-bundle``
+file for every host, plus a ``[[tls]]`` entry's own ``ca_bundle`` for its host.
+``--insecure HOST``, or ``verify = false`` in a ``[[tls]]`` entry, turns verification
+off for that host only (``*``: every host). A host is written ``name``, ``name:port``,
+an IP address, or ``[IPv6]:port``; without a port it means every port of that host.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import ssl
+from typing import TYPE_CHECKING
+
+from linkpatrol.urls import BadURL, canonical
+
+if TYPE_CHECKING:
+    from linkpatrol.config import SiteSettings
+
+ANY_HOST = "*"
+
+HostPattern = tuple[str, int | None]  # (host as in URLs, without brackets; port or None)
+
+
+def parse_host(text: str) -> HostPattern:
+    """``(host, port)`` from ``name``, ``name:port``, ``::1``, ``[::1]:port`` or ``*``.
+
+    The host is put in the form URLs have after canonicalization (lower case, IDN in
+    punycode), so it compares equal to the host of any URL spelled for it. Raises
+    ValueError saying why.
+    """
+    spec = text.strip()
+    if spec == ANY_HOST:
+        return ANY_HOST, None
+    if spec.startswith("["):
+        host, _, port = spec[1:].partition("]")
+        if port and not port.startswith(":"):
+            raise _not_a_host(text)
+        port = port[1:]
+    elif spec.count(":") == 1:
+        host, port = spec.split(":")
+    else:
+        host, port = spec, ""
+    name = _canonical_host(host, text)
+    if not port:
+        return name, None
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise _not_a_host(text)
+    return name, int(port)
+
+
+def _not_a_host(text: str) -> ValueError:
+    return ValueError(f"not a host: {text!r} (write name, name:port, an IP address, or *)")
+
+
+def _canonical_host(host: str, text: str) -> str:
+    if ":" in host:
+        try:
+            return ipaddress.IPv6Address(host).compressed
+        except ValueError:
+            raise _not_a_host(text) from None
+    try:
+        url = canonical(f"http://{host}/")
+    except BadURL:
+        raise _not_a_host(text) from None
+    name = url[len("http://") : -1]
+    if not name or any(c in name for c in "/@:?#"):
+        raise _not_a_host(text)
+    return name
+
+
+def format_host(pattern: HostPattern) -> str:
+    """The one spelling of a host pattern, as :func:`parse_host` reads it back."""
+    host, port = pattern
+    if port is None:
+        return host
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def load_ca_bundle(context: ssl.SSLContext, path: str) -> None:
+    """Trust the CA certificates of a PEM file too; ValueError saying why it cannot be used."""
+    try:
+        context.load_verify_locations(cafile=path)
+    except FileNotFoundError:
+        raise ValueError(f"CA bundle not found: {path}") from None
+    except ssl.SSLError:
+        raise ValueError(f"CA bundle holds no PEM certificate: {path}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read CA bundle {path}: {exc.strerror or exc}") from None
+
+
+def _matches(pattern: HostPattern, host: str, port: int | None) -> bool:
+    want_host, want_port = pattern
+    return want_host in (ANY_HOST, host) and want_port in (None, port)
+
+
+class TlsPolicy:
+    """What to verify for each host: an SSL context, or False for "do not verify".
+
+    Contexts are made once and shared, so connections to hosts with the same trust
+    are pooled together as before.
+    """
+
+    def __init__(self, settings: SiteSettings) -> None:
+        extra = (settings.ca_bundle,) if settings.ca_bundle else ()
+        self._contexts: dict[tuple[str, ...], ssl.SSLContext] = {}
+        self.default = self._context(extra)
+        self._hosts: list[tuple[HostPattern, ssl.SSLContext | bool]] = [
+            (parse_host(host), False) for host in settings.insecure
+        ]
+        for entry in settings.tls:
+            verify: ssl.SSLContext | bool = False
+            if entry.verify:
+                bundles = (*extra, entry.ca_bundle) if entry.ca_bundle else extra
+                verify = self._context(bundles)
+            self._hosts.append((parse_host(entry.host), verify))
+
+    def _context(self, bundles: tuple[str, ...]) -> ssl.SSLContext:
+        context = self._contexts.get(bundles)
+        if context is None:
+            context = ssl.create_default_context()
+            for path in bundles:
+                load_ca_bundle(context, path)
+            self._contexts[bundles] = context
+        return context
+
+    def for_host(self, host: str, port: int | None) -> ssl.SSLContext | bool:
+        """The first ``--insecure`` host, then the first ``[[tls]]`` entry, that matches."""
+        for pattern, verify in self._hosts:
+            if _matches(pattern, host, port):
+                return verify
+        return self.default
+
+
+__all__ = ["ANY_HOST", "TlsPolicy", "format_host", "load_ca_bundle", "parse_host"]
