@@ -42,7 +42,18 @@ class Page:
 
 _LINE_CAP = 65535
 _HTML_SPACE = " \t\n\r\f"
-_TAG_NAME_END = frozenset(b" \t\n\r\f/>")
+# The rest of a tag after its name, read as the HTML tokenizer reads it: a quoted
+# attribute value may hold '>' and newlines. Possessive, so no input makes it backtrack.
+_TAG_REST = (
+    rb"""(?:[ \t\n\r\f/]++|[^ \t\n\r\f/>][^ \t\n\r\f/>=]*+"""
+    rb"""(?:[ \t\n\r\f]*+=[ \t\n\r\f]*+(?>"[^"]*+"|'[^']*+'|[^ \t\n\r\f>]*+))?)*+"""
+)
+_TAG_REST_RE = re.compile(_TAG_REST)
+# Elements whose content is text to the HTML tokenizer (and to libxml2): no tags inside.
+_RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes")
+_RAW_TEXT_END_RE = {
+    name: re.compile(b"</" + name.encode() + rb"(?=[ \t\n\r\f/>])") for name in _RAW_TEXT
+}
 
 _LINK_ATTRS: dict[str, tuple[str, ...]] = {
     "a": ("href",),
@@ -76,15 +87,17 @@ _WHATWG_RENAMES = {"iso8859-1": "cp1252", "ascii": "cp1252", "utf-8-sig": "utf-8
 _UNUSABLE_CODECS = frozenset(
     {"idna", "punycode", "unicode-escape", "raw-unicode-escape", "undefined", "utf-7"}
 )
+# Possessive quantifiers where white space meets white space: no input makes these backtrack.
 _META_CHARSET_RE = re.compile(
-    rb"""<meta\b[^>]*?charset[ \t\n\r\f]*=[ \t\n\r\f]*["']?[ \t\n\r\f]*([A-Za-z0-9_.:\-]+)""",
+    rb"""<meta\b[^>]*?charset[ \t\n\r\f]*+=[ \t\n\r\f]*+["']?+[ \t\n\r\f]*+([A-Za-z0-9_.:\-]+)""",
     re.IGNORECASE,
 )
 _HTML_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 _CSS_COMMENT_RE = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _CSS_URL_RE = re.compile(
-    r"""(?<![\w-])url\([ \t\n\r\f]*(?:"([^"\n]*)"|'([^'\n]*)'|([^ \t\n\r\f"'()]*))[ \t\n\r\f]*\)"""
+    r"""(?<![\w-])url\([ \t\n\r\f]*+"""
+    r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^ \t\n\r\f"'()]*+))[ \t\n\r\f]*+\)"""
     r"""|@import[ \t\n\r\f]*(?:"([^"\n]*)"|'([^'\n]*)')""",
     re.IGNORECASE,
 )
@@ -204,11 +217,47 @@ def _refresh_url(content: str) -> str | None:
     return url.strip(_HTML_SPACE) or None
 
 
+@functools.lru_cache(maxsize=256)
+def _scanner(tag: str) -> tuple[re.Pattern[bytes], int, re.Pattern[bytes] | None]:
+    """(skipper, length of '<tag', end of its raw text) for finding start tags ``<tag``.
+
+    The skipper matches all the lower-cased source up to the next such start tag, or to
+    its end, passing over what only looks like one as the HTML tokenizer passes over it:
+    comments, other tags (a quoted attribute value may hold '<tag'), the text of script,
+    style and the like, and bogus comments (``<!x>``, ``<?x>``, ``</ x>``).
+    """
+    name = tag.lower().encode("utf-8", "replace")
+    after_lt = [
+        rb"!--(?:-?>|.*?(?:--!?>|\Z))",
+        *(
+            raw
+            + rb"(?=[ \t\n\r\f/>])"
+            + _TAG_REST
+            + rb"(?:>(?:.*?(?=</"
+            + raw
+            + rb"[ \t\n\r\f/>])|.*+))?"
+            for raw in (n.encode() for n in _RAW_TEXT if n != tag)
+        ),
+        rb"plaintext(?=[ \t\n\r\f/>]).*+" if tag != "plaintext" else rb"(?!)",
+        rb"(?!"
+        + re.escape(name)
+        + rb"(?:[ \t\n\r\f/>]|\Z))[a-z][^ \t\n\r\f/>]*+"
+        + _TAG_REST
+        + rb">?",
+        rb"/[a-z][^ \t\n\r\f/>]*+" + _TAG_REST + rb">?",
+        rb"[!?/][^>]*+>?",
+        rb"(?![a-z!?/])",
+    ]
+    skipper = re.compile(rb"(?>[^<]++|<(?:" + b"|".join(after_lt) + rb"))*+", re.DOTALL)
+    return skipper, 1 + len(name), _RAW_TEXT_END_RE.get(tag)
+
+
 class _Locator:
     """Finds the true start line of a tag in the source.
 
     libxml2 reports the line where a start tag ends and caps it at 65535, so
-    the source is scanned forward, in document order, for the tag itself.
+    the source is read forward, in document order and as the HTML tokenizer reads it,
+    for the tag itself.
     """
 
     __slots__ = ("_data", "_line", "_low", "_pos")
@@ -224,40 +273,44 @@ class _Locator:
         capped = reported is None or reported >= _LINE_CAP
         low = self._low
         size = len(low)
-        needle = b"<" + tag.encode("ascii", "replace")
+        skipper, name_length, raw_end = _scanner(tag)
         pos, line = self._pos, self._line
         tries = 0
-        found = low.find(needle, pos)
-        while found >= 0 and tries < 64:
-            after = found + len(needle)
-            if after < size and low[after] not in _TAG_NAME_END:
-                found = low.find(needle, after)
-                continue
+        match = skipper.match(low, pos)
+        found = match.end() if match is not None else size
+        while found < size and tries < 64:
             tries += 1
             line += low.count(b"\n", pos, found)
             pos = found
             if not capped and reported is not None and line > reported:
                 break
-            close = low.find(b">", after)
-            end_line = line + low.count(b"\n", found, close if close >= 0 else size)
+            match = _TAG_REST_RE.match(low, found + name_length)
+            close = match.end() if match is not None else size
+            end_line = line + low.count(b"\n", found, close)
             if capped:
-                hit = end_line >= (reported or 1) and self._has_value(found, value)
+                hit = end_line >= (reported or 1) and self._has_value(found, close, value)
             else:
                 hit = end_line == reported
+            after, after_line = close + 1, end_line
+            if raw_end is not None:  # what follows is text up to the end tag
+                match = raw_end.search(low, after)
+                after = match.start() if match is not None else size
+                after_line += low.count(b"\n", close, after)
             if hit:
-                self._pos, self._line = after, line
+                self._pos, self._line = after, after_line
                 return line, end_line
-            found = low.find(needle, after)
+            match = skipper.match(low, after)
+            found = match.end() if match is not None else size
         if reported is None or capped:
             fallback = max(self._line, reported or 1)
             return fallback, fallback
         return reported, reported
 
-    def _has_value(self, start: int, value: str | None) -> bool:
+    def _has_value(self, start: int, close: int, value: str | None) -> bool:
+        """Whether the start tag from start to its closing '>' holds the value."""
         if not value:
             return True
-        stop = self._data.find(b"<", start + 1)
-        window = self._data[start : stop if stop >= 0 else len(self._data)]
+        window = self._data[start : close + 1]
         if value.encode("utf-8", "replace") in window:
             return True
         return b"&" in window and value in html.unescape(window.decode("utf-8", "replace"))
@@ -296,6 +349,56 @@ def _decode(body: bytes, encoding: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
+
+
+def _too_deep(parser: etree.HTMLParser) -> bool:
+    """libxml2 stops reading, even with huge_tree, at elements nested 2048 deep."""
+    error = parser.error_log.last_error
+    return error is not None and error.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT
+
+
+_VOID = frozenset(
+    b"area base basefont bgsound br col embed frame hr img input keygen link meta param "
+    b"source track wbr".split()
+)
+_TOKEN_RE = re.compile(
+    rb"<!--(?:-?>|.*?(?:--!?>|\Z))|<[a-z][^ \t\n\r\f/>]*+" + _TAG_REST + rb">?"
+    rb"|</[a-z][^ \t\n\r\f/>]*+" + _TAG_REST + rb">?|<[!?/][^>]*+>?",
+    re.DOTALL,
+)
+_TAG_NAME_RE = re.compile(rb"[^ \t\n\r\f/>]*+")
+# elements that end by themselves, hold the document, or must keep their contents inert
+_NOT_ENDED = _VOID | {b"html", b"head", b"body", b"template"}
+
+
+def _flattened(data: bytes) -> bytes:
+    """The document with each element ended where it starts, so that nothing nests.
+
+    For a page nested deeper than the parser goes: its links, anchors and lines are all
+    still there (only end tags are added, no newlines); the tree is not. Template
+    contents stay inside their template, and raw text (scripts, styles) stays text.
+    """
+    low = data.lower()
+    size = len(low)
+    pieces: list[bytes] = []
+    copied = pos = 0
+    while (match := _TOKEN_RE.search(low, pos)) is not None:
+        start, pos = match.span()
+        if low[start + 1 : start + 2] in b"/!?" or low[pos - 1 : pos] != b">":
+            continue
+        name_match = _TAG_NAME_RE.match(low, start + 1)
+        name = name_match.group() if name_match is not None else b""
+        raw_end = _RAW_TEXT_END_RE.get(name.decode("utf-8", "replace"))
+        if raw_end is not None:
+            end_match = raw_end.search(low, pos)
+            pos = end_match.start() if end_match is not None else size
+        elif name == b"plaintext":
+            break
+        elif name not in _NOT_ENDED:
+            pieces += (data[copied:pos], b"</", name, b">")
+            copied = pos
+    pieces.append(data[copied:])
+    return b"".join(pieces)
 
 
 def _drop_templates(root: etree._Element, anchors: set[str]) -> None:
@@ -401,7 +504,11 @@ def _extract(body: bytes, encoding: str) -> Page:
     data = text.encode("utf-8", "replace")
     if not data.strip():
         return _empty(encoding)
-    root = etree.fromstring(data, _parser())
+    parser = _parser()
+    root = etree.fromstring(data, parser)
+    if _too_deep(parser):
+        data = _flattened(data)
+        root = etree.fromstring(data, parser)
     if root is None:
         return _empty(encoding)
     low = data.lower()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from urllib.parse import urljoin
 
 from protego import Protego
 
@@ -88,7 +87,7 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
             return SiteRecord(site_origin, "unreachable", None, None, now, response.error), requests
         if 300 <= status < 400 and response.location:
             try:
-                url = canonical(urljoin(url, response.location))
+                url = canonical(response.location, url)
             except BadURL:
                 break
             continue

@@ -325,7 +325,7 @@ def is_http(url: str) -> bool:
 
 def has_userinfo(url: str) -> bool:
     """True for an http(s) URL with user:pass@, which is recorded rather than requested."""
-    if not is_http(url):
+    if "@" not in url or not is_http(url):
         return False
     prefix = _split(url)[0]
     return "@" in prefix
