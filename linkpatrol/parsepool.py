@@ -148,7 +148,10 @@ def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connecti
             answer = ("error", exc)
         except Exception as exc:
             answer = ("error", ParseFailure(f"parser error: {type(exc).__name__}: {exc}"))
-        conn.send_bytes(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            conn.send_bytes(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:  # the crawl stopped and closed its end: nobody wants the answer
+            return
 
 
 class _KidGone(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 from typing import IO, TextIO
 
@@ -44,7 +45,21 @@ class ConsoleObserver(Observer):
 
     def _write_log(self, line: str) -> None:
         if self._log is not None:
-            self._log.write(f"{_stamp()} {clean(line)}\n")
+            try:
+                self._log.write(f"{_stamp()} {clean(line)}\n")
+            except OSError as exc:
+                self._log_failed(exc)
+
+    def _log_failed(self, exc: OSError) -> None:
+        """A log that cannot be written (a full disk) is given up; the crawl goes on."""
+        log, self._log = self._log, None
+        with contextlib.suppress(OSError):
+            if log is not None:
+                log.close()
+        self.err.write(
+            f"linkpatrol: {self.settings.log}: cannot write the log ({exc.strerror}); "
+            "logging stopped, the crawl goes on\n"
+        )
 
     def pass_started(self, info: PassInfo) -> None:
         verb = "resuming" if info.resumed else "starting"
@@ -92,7 +107,10 @@ class ConsoleObserver(Observer):
             self._live.stop()
             self._live = None
         if self._log is not None:
-            self._log.close()
+            try:
+                self._log.close()
+            except OSError as exc:
+                self._log_failed(exc)
             self._log = None
 
 

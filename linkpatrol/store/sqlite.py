@@ -7,8 +7,10 @@ The memory's logic itself is shared with the other databases, in ``linkpatrol.st
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,6 +35,25 @@ SQLITE = Dialect(
     url_digest="",
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
 )
+
+
+DISK_SLACK = 1024 * 1024  # bytes free below which a failed write means a full disk
+_lock_fds: set[int] = set()  # the crawl locks this process holds
+
+
+def _forget_locks() -> None:
+    """In a forked child (a parse worker): let go of the crawl lock's descriptors.
+
+    The lock stays with the crawler; else a worker still parsing after its crawler was
+    killed with SIGKILL would keep the memory locked against the next run.
+    """
+    for fd in list(_lock_fds):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _lock_fds.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks)
 
 
 class _SqliteSession:
@@ -74,7 +95,8 @@ class SqliteStore(SqlStore):
         super().__init__()
         self.location = path
         self._lock_fd: int | None = None
-        if not crawl and not Path(path).exists():
+        created = not Path(path).exists()
+        if not crawl and created:
             raise StoreError(f"{path}: no such database (run 'linkpatrol check' first)")
         try:
             self._db = sqlite3.connect(
@@ -85,17 +107,42 @@ class SqliteStore(SqlStore):
         self._session = _SqliteSession(self._db)
         try:
             self._prepare(crawl)
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise StoreError(f"{path}: {self._explain(exc)}") from None
-        except StoreError:
+        except (sqlite3.DatabaseError, StoreError) as exc:
             self._db.close()
             self._unlock()
-            raise
+            if created:
+                self._remove_empty()
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"{path}: {self._explain(exc)}") from None
 
-    @staticmethod
-    def _explain(exc: sqlite3.Error) -> str:
+    def _remove_empty(self) -> None:
+        """Take away the empty file a refused new memory left (a full disk, say)."""
+        with contextlib.suppress(OSError):
+            if os.path.getsize(self.location) == 0:
+                for suffix in ("-wal", "-shm", "-journal", ""):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.location + suffix)
+
+    def _disk_full(self, exc: sqlite3.Error) -> bool:
+        """SQLite says the disk is full, or fails to write where there is no room left."""
+        name = getattr(exc, "sqlite_errorname", "")
+        if name == "SQLITE_FULL" or "database or disk is full" in str(exc):
+            return True
+        if not name.startswith("SQLITE_IOERR") and "disk I/O error" not in str(exc):
+            return False
+        try:  # the WAL index grows by 32 KB: an I/O error with less room left is that
+            return shutil.disk_usage(Path(self.location).absolute().parent).free < DISK_SLACK
+        except OSError:
+            return False
+
+    def _explain(self, exc: sqlite3.Error) -> str:
         text = str(exc)
+        if self._disk_full(exc):
+            return (
+                f"disk full, cannot write the memory ({text}); "
+                "free some space and run the same command again"
+            )
         if "malformed" in text:
             return f"damaged database ({text}); restore a copy or start a new one"
         if "not a database" in text:
@@ -165,9 +212,11 @@ class SqliteStore(SqlStore):
                 f"{self.location}: another linkpatrol process is crawling with this database"
             ) from None
         self._lock_fd = fd
+        _lock_fds.add(fd)
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
+            _lock_fds.discard(self._lock_fd)
             os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -180,14 +229,19 @@ class SqliteStore(SqlStore):
             raise StoreError(f"{self.location}: {self._explain(exc)}") from None
         try:
             yield self._session
-        except BaseException:
-            db.execute("ROLLBACK")
+        except BaseException as exc:
+            if db.in_transaction:  # SQLite may have rolled back already (a full disk)
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise StoreError(f"{self.location}: {self._explain(exc)}") from None
             raise
         try:
             db.execute("COMMIT")
         except sqlite3.Error as exc:
             if db.in_transaction:
-                db.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
             raise StoreError(f"{self.location}: {self._explain(exc)}") from None
 
     @contextmanager
