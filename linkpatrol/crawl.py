@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import urljoin
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.fetch import Fetcher, Response
@@ -26,17 +25,27 @@ from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
 from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, Store, Task
 from linkpatrol.urls import BadURL
-from linkpatrol.verdict import MAX_REDIRECT_HOPS, judge_status, redirect_failures
+from linkpatrol.verdict import (
+    MAX_REDIRECT_HOPS,
+    judge_status,
+    redirect_failures,
+    unfollowed_redirect,
+)
 
 T = TypeVar("T")
 
 FLUSH_INTERVAL = 0.05
 FLUSH_BATCH = 256
 LEASE_SECONDS = 600.0
+# how often a worker says it lives and learns its share of the per-host limit
+HEARTBEAT_INTERVAL = 0.5
+# how often a worker with nothing to claim looks again while others hold the rest
+POLL_INTERVAL = 0.2
 # claimed URLs held in memory: enough that one claim feeds many requests, few enough
 # that memory does not grow with the site
 WINDOW = 256
 HOST_WINDOW = 64
+CREW_WINDOW = 16  # the least a worker sharing the pass claims ahead
 
 
 @dataclass(slots=True)
@@ -112,13 +121,14 @@ class Crawl:
         self._fatal: BaseException | None = None
         self._pass: PassInfo | None = None
         self._buffered = 0
-        self._window = max(settings.concurrency * 2, WINDOW)
+        self._window = self._alone_window = max(settings.concurrency * 2, WINDOW)
         self._parser: ParsePool | None = None
         self._unstarted = 0
         self._budget_spent = False
         self._announced: set[str] = set()
         self._from_memory: set[int] = set()
         self._roots: set[str] = set()
+        self._slots = 0  # requests this worker may have in flight to one host (its share)
 
     # ---- plumbing ------------------------------------------------------------
 
@@ -213,6 +223,7 @@ class Crawl:
     async def _loop(self, pass_id: int) -> bool:
         last_flush = time.monotonic()
         last_progress = 0.0
+        last_beat = -HEARTBEAT_INTERVAL
         claim_empty = False
         while True:
             # cleared before the work, so whatever this round settles wakes the next one
@@ -231,7 +242,10 @@ class Crawl:
                 await self._flush()
                 last_flush = now
                 claim_empty = False
-            if not claim_empty and self._buffered < self._window:
+            if now - last_beat >= HEARTBEAT_INTERVAL:
+                last_beat = now
+                await self._heartbeat(pass_id)
+            if self._slots and not claim_empty and self._buffered < self._window:
                 claimed = await self._claim(pass_id)
                 claim_empty = not claimed
             self._dispatch()
@@ -240,13 +254,20 @@ class Crawl:
                 self.stats.queued = await self._call(self.store.pending, pass_id)
                 self.stats.requests = self.fetcher.requests + self._extra_requests
                 self.observer.progress(self.stats)
-            if claim_empty and not self._inflight and not self._outcomes and self._buffered == 0:
-                return True
+            wait = self._next_wait()
+            idle = not self._inflight and not self._outcomes and self._buffered == 0
+            if (claim_empty or not self._slots) and idle:
+                # the pass is complete once its frontier is empty; until then other
+                # workers hold the rest, and their leases end with them or expire
+                if await self._call(self.store.pending, pass_id) == 0:
+                    return True
+                claim_empty = False
+                wait = POLL_INTERVAL
             if self._budget_spent and not self._inflight and not self._outcomes:
                 self.stop("max-requests")
                 continue
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self._next_wait()):
+                async with asyncio.timeout(wait):
                     await self._wake.wait()
 
     def _next_wait(self) -> float:
@@ -256,6 +277,44 @@ class Crawl:
             if host.waiting and host.next_at > now:
                 wait = min(wait, host.next_at - now)
         return max(wait, 0.001)
+
+    # ---- the crew: workers sharing the pass ---------------------------------------------
+
+    async def _heartbeat(self, pass_id: int) -> None:
+        """Say this worker lives, and take its share of the per-host limit.
+
+        In a crew a worker keeps only what it can start soon, and a worker left without
+        a share keeps nothing: what it hands back is for the others.
+        """
+        busy = max((host.active for host in self._hosts.values()), default=0)
+        self._slots, workers = await self._call(
+            self.store.heartbeat, time.time(), self.stats.done, busy, self.settings.per_host
+        )
+        # alone, a worker claims ahead; in a crew, little more than it can start, so that
+        # none holds URLs the others could be fetching
+        if workers == 1:
+            self._window = self._alone_window
+        else:
+            can_start = max(1, self._slots) * max(1, len(self._hosts))
+            self._window = max(CREW_WINDOW, 2 * min(self.settings.concurrency, can_start))
+        keep = self._window if self._slots else 0
+        if self._buffered > keep:
+            excess = self._buffered - keep
+            handed: list[int] = []
+            for host in self._hosts.values():
+                while host.waiting and len(handed) < excess:
+                    handed.append(host.waiting.pop().url_id)
+            self._buffered -= len(handed)
+            await self._call(self.store.release, pass_id, handed)
+
+    def _spacing(self, host: _Host) -> float:
+        """The pause between this worker's requests to the host: --delay or Crawl-delay,
+        stretched by --per-host over this worker's share of it, so that the workers sharing
+        the host keep to it together."""
+        delay = max(self.settings.delay, host.robots.crawl_delay() if host.robots else 0.0)
+        if delay <= 0 or not self._slots:
+            return delay
+        return delay * self.settings.per_host / self._slots
 
     # ---- the frontier --------------------------------------------------------------
 
@@ -364,7 +423,7 @@ class Crawl:
             while (
                 host.waiting
                 and host.robots is not None
-                and host.active < self.settings.per_host
+                and host.active < self._slots
                 and len(self._inflight) < self.settings.concurrency
                 and host.next_at <= now
             ):
@@ -377,7 +436,7 @@ class Crawl:
                     self._settle(task, verdict)
                     continue
                 host.active += 1
-                delay = max(self.settings.delay, host.robots.crawl_delay())
+                delay = self._spacing(host)
                 if delay > 0:
                     host.next_at = now + delay
                 self._unstarted += 1
@@ -469,8 +528,14 @@ class Crawl:
                 return
             record = await self._call(self.store.site, host.origin)
             if record is None or not is_fresh(record, time.time()):
+                if not self._slots:  # no share of the host: the others ask (asked again later)
+                    return
                 self.observer.requesting("GET", host.origin + "/robots.txt", "robots.txt")
-                record, requests = await fetch_robots(self.fetcher, host.origin)
+                host.active += 1  # robots.txt takes one of the host's slots too
+                try:
+                    record, requests = await fetch_robots(self.fetcher, host.origin)
+                finally:
+                    host.active -= 1
                 self._extra_requests += requests
                 await self._call(self.store.save_site, record)
             host.robots = robots_from_record(record)
@@ -529,7 +594,7 @@ class Crawl:
 
     async def _pace(self, host: _Host) -> None:
         """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
-        delay = max(self.settings.delay, host.robots.crawl_delay() if host.robots else 0.0)
+        delay = self._spacing(host)
         if delay <= 0:
             return
         while (wait := host.next_at - time.monotonic()) > 0:
@@ -596,7 +661,7 @@ class Crawl:
             outcome.error = f"HTTP {response.status} redirect without a Location header"
             return outcome
         try:
-            target = self.policy.normalize(urljoin(task.url, response.location.strip()))
+            target = self.policy.normalize(response.location.strip(), task.url)
         except BadURL as exc:
             outcome.error = f"redirect to an invalid URL ({exc}): {response.location[:200]}"
             return outcome
@@ -606,6 +671,10 @@ class Crawl:
             outcome.state = State.BROKEN
             outcome.error = "redirect loop: redirects to itself"
             return outcome
+        unfollowed = unfollowed_redirect(target)
+        if unfollowed is not None:
+            outcome.state = State.BROKEN
+            outcome.error = unfollowed
         self._extend_site(task.url, target)
         action = self.policy.action(target)
         outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ POSTGRES_ENV = "LINKPATROL_TEST_POSTGRES"
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgres")
 SCHEMA_PREFIX = "lp_test_"
+STALE_SCHEMA_AGE = 3600.0  # seconds after which a test schema nobody uses is left over
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -87,6 +89,12 @@ def _drop_schema(url: str, schema: str) -> None:
     )
 
 
+def _schema_age(schema: str) -> float:
+    """Seconds since a test schema was made (its name says when); old names count as old."""
+    stamp = schema.removeprefix(SCHEMA_PREFIX).partition("_")[0]
+    return time.time() - int(stamp) if stamp.isdigit() and len(stamp) == 10 else float("inf")
+
+
 @pytest.fixture(scope="session")
 def postgres_server(pytestconfig: pytest.Config) -> str:
     """The test server's URL, once it has answered; else skip (or, in CI, fail) saying why."""
@@ -110,15 +118,16 @@ def postgres_server(pytestconfig: pytest.Config) -> str:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
         pytest.skip(reason)
-    for (schema,) in stale:  # left by an interrupted run
-        _drop_schema(url, schema)
+    for (schema,) in stale:  # left by an interrupted run, not made by one still going
+        if _schema_age(schema) > STALE_SCHEMA_AGE:
+            _drop_schema(url, schema)
     return url
 
 
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A fresh, empty schema for this test alone, dropped at its end."""
-    schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex[:12]}"
+    schema = f"{SCHEMA_PREFIX}{int(time.time())}_{uuid.uuid4().hex[:8]}"
     _admin(postgres_server, f'CREATE SCHEMA "{schema}"')
     try:
         yield in_schema(postgres_server, schema)

@@ -8,7 +8,7 @@ from typing import Any
 
 from linkpatrol.model import State, StoreError
 from linkpatrol.report import iso
-from linkpatrol.store import PassInfo, Store
+from linkpatrol.store import PassInfo, Store, WorkerInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +16,7 @@ class PassStatus:
     info: PassInfo
     pending: int  # URLs discovered and still waiting for a verdict
     verdicts: dict[State, int]  # verdicts given so far in this pass
+    workers: tuple[WorkerInfo, ...] = ()  # the crawlers at work on it now
 
     @property
     def done(self) -> int:
@@ -39,7 +40,12 @@ def pass_status(store: Store) -> PassStatus:
     info = store.latest_pass()
     if info is None:
         raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
-    return PassStatus(info, store.pending(info.id), store.verdicts(info.id))
+    return PassStatus(
+        info,
+        store.pending(info.id),
+        store.verdicts(info.id),
+        tuple(w for w in store.workers() if w.pass_id == info.id),
+    )
 
 
 def status_dict(status: PassStatus) -> dict[str, Any]:
@@ -59,6 +65,17 @@ def status_dict(status: PassStatus) -> dict[str, Any]:
         "requests": info.requests,
         "elapsed": round(info.elapsed, 3),
         "verdicts": {state.value: status.verdicts.get(state, 0) for state in State},
+        "workers": [
+            {
+                "id": w.id,
+                "host": w.host,
+                "pid": w.pid,
+                "since": iso(w.started_at),
+                "heartbeat": iso(w.heartbeat),
+                "done": w.done,
+            }
+            for w in status.workers
+        ],
     }
 
 
@@ -67,6 +84,11 @@ def render_status_text(status: PassStatus) -> str:
     verdicts = ", ".join(
         f"{status.verdicts[state]} {state.value}" for state in State if status.verdicts.get(state)
     )
+    workers = "".join(
+        f"    {w.id} on {w.host}, pid {w.pid}: since {iso(w.started_at)}, "
+        f"last heartbeat {iso(w.heartbeat)}, {w.done} URLs done\n"
+        for w in status.workers
+    )
     return (
         f"pass {info.id} of {', '.join(info.start_urls)}: {status.phase}\n"
         f"  started {iso(info.started_at)}, {info.elapsed:.1f} s crawling so far\n"
@@ -74,6 +96,7 @@ def render_status_text(status: PassStatus) -> str:
         f"{status.pending} waiting\n"
         f"  {info.requested} requested, {info.parsed} parsed, {info.requests} requests\n"
         f"  verdicts: {verdicts or 'none yet'}\n"
+        + (f"  workers ({len(status.workers)}):\n{workers}" if status.workers else "")
     )
 
 

@@ -143,6 +143,20 @@ class Change:
     error: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """One crawler at work on a pass (several may share one, on PostgreSQL)."""
+
+    id: str
+    pass_id: int
+    host: str  # the machine's name
+    pid: int
+    started_at: float
+    heartbeat: float  # when it last claimed work or wrote its outcomes
+    done: int  # URLs it settled so far
+    slots: int  # its share of the per-host limit
+
+
 class Store(Protocol):
     """What the crawl engine and the reports need from the memory."""
 
@@ -178,6 +192,15 @@ class Store(Protocol):
     def end_run(
         self, pass_id: int, elapsed: float, now: float, complete: bool, stop_reason: str | None
     ) -> PassInfo: ...
+
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+        """Say this crawler lives; how many requests it may have in flight to one host, and
+        how many crawlers are at work (itself included)."""
+        ...
+
+    def workers(self) -> list[WorkerInfo]:
+        """The crawlers at work now, the oldest first."""
+        ...
 
     def site(self, origin: str) -> SiteRecord | None: ...
 
@@ -246,5 +269,6 @@ __all__ = [
     "Store",
     "Task",
     "UrlRecord",
+    "WorkerInfo",
     "open_store",
 ]

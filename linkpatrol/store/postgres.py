@@ -6,9 +6,12 @@ schema. The tables, and the logic over them, are those of SQLite (``linkpatrol.s
 statements run on a pool of connections, and the frontier is claimed with
 ``SELECT … FOR UPDATE SKIP LOCKED`` so that writers never wait for each other's rows.
 
-One crawler at a time: a crawl holds a session-level advisory lock, keyed by the memory's
-schema, on a connection of its own for as long as it runs. The server drops the lock with
-that connection, so a crawler killed with SIGKILL leaves nothing to clean up.
+Many workers, one crawl: crawlers started with the same start URLs share one pass. Each
+holds a session-level advisory lock of its own (its key is in the ``workers`` table) on a
+connection of its own for as long as it runs; the server drops the lock with that
+connection, so a worker whose lock is not in ``pg_locks`` is gone, and the URLs it had
+leased are due again at once. Changes to passes and to the crew are serialized by a
+transaction-level advisory lock keyed by the memory's schema.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ import contextlib
 import functools
 import itertools
 import os
+import random
 import re
 import threading
-import time
 import weakref
 import zlib
 from collections.abc import Iterator, Sequence
@@ -49,13 +52,14 @@ POSTGRES = Dialect(
     # a btree entry holds at most ~2.7 kB, and a data: URL can be far longer
     url_digest="md5",
     table_exists="SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
+    lock_row=" FOR UPDATE",
 )
 
 CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
 POOL_SIZE = 4
 POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
-LOCK_GRACE = 0.5  # seconds a killed crawler's server session may take to go away
 _LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
+_WORKER_CLASS = 0x6C6B7077  # "lkpw": the first key of a worker's liveness lock
 _cursor_names = itertools.count(1)
 _holders: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
 _ARRAY_OF = {"int": "bigint[]", "real": "double precision[]", "text": "text[]"}
@@ -175,6 +179,7 @@ class PostgresStore(SqlStore):
         self._pool_lock = threading.Lock()
         self._connections: ConnectionPool | None = None
         self._holder: psycopg.Connection[Any] | None = None
+        self._schema_key = 0
         conn = self._connect()
         try:
             self._prepare(conn, crawl)
@@ -223,6 +228,7 @@ class PostgresStore(SqlStore):
                     "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
                 )
             }
+            self._schema_key = zlib.crc32(schema.encode()) - 2**31  # a signed 32-bit key
             version = self._schema_version(session) if "meta" in tables else None
             self._check_memory(tables, version, crawl)
             if not crawl:
@@ -233,36 +239,46 @@ class PostgresStore(SqlStore):
                     except psycopg.Error as exc:
                         raise StoreError(self._upgrade_message(version, exc)) from None
                 return
-            self._lock(session, schema)
+            self._enlist(session)
             with conn.transaction():
+                self._serialize(session)
                 self._create_schema(session)
         except psycopg.Error as exc:
             raise StoreError(f"{self.location}: {_explain(exc)}") from None
 
-    def _lock(self, session: Session, schema: str) -> None:
-        """The single-crawler rule: refuse a crawl while another holds this memory.
-
-        Cooperating workers (several crawlers sharing one pass) would take this lock in
-        shared mode instead (``pg_try_advisory_lock_shared``) and refuse only a crawl of
-        a different kind.
-        """
-        key = zlib.crc32(schema.encode()) - 2**31  # a signed 32-bit key per schema
-        # a crawler whose machine vanished loses the lock within a minute, not hours
+    def _enlist(self, session: Session) -> None:
+        """Take this worker's liveness lock, held as long as this connection lives."""
+        # a worker whose machine vanished loses its lock within a minute, not hours
         session.execute("SET tcp_keepalives_idle = 30")
         session.execute("SET tcp_keepalives_interval = 10")
         session.execute("SET tcp_keepalives_count = 3")
-        deadline = time.monotonic() + LOCK_GRACE
-        while True:
+        for _ in range(100):
+            key = random.randrange(1, 2**31)
             row = session.execute(
-                "SELECT pg_try_advisory_lock(?::integer, ?::integer)", (_LOCK_CLASS, key)
+                "SELECT pg_try_advisory_lock(?::integer, ?::integer)", (_WORKER_CLASS, key)
             ).fetchone()
             if row and row[0]:
+                self._lock_key = key
                 return
-            if time.monotonic() >= deadline:
-                raise StoreError(
-                    f"{self.location}: another linkpatrol process is crawling with this database"
-                )
-            time.sleep(0.1)
+        raise StoreError(f"{self.location}: no free advisory lock key for this crawler")
+
+    def _serialize(self, s: Session) -> None:
+        s.execute(
+            "SELECT pg_advisory_xact_lock(?::integer, ?::integer)", (_LOCK_CLASS, self._schema_key)
+        )
+
+    def _dead_workers(self, s: Session) -> list[str]:
+        """Workers whose liveness lock is not held: their connection, so they, are gone."""
+        return [
+            r[0]
+            for r in s.execute(
+                "SELECT w.id FROM workers w WHERE w.id <> ? AND NOT EXISTS ("
+                "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
+                "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "AND l.classid::bigint = ? AND l.objid::bigint = w.lock_key AND l.objsubid = 2)",
+                (self._owner, _WORKER_CLASS),
+            )
+        ]
 
     def _pool(self) -> ConnectionPool:
         """The pool, opened at first use: the crawl forks its parsers before any thread."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -31,10 +33,14 @@ from linkpatrol.store import (
     SiteRecord,
     Task,
     UrlRecord,
+    WorkerInfo,
 )
 from linkpatrol.urls import is_http, numeric_pattern, origin
 
 SCHEMA_VERSION = 2
+# a worker that has not said it lives for this long is taken for gone by readers that
+# cannot ask the database (a crawler says so every half second)
+WORKER_SILENCE = 10.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +122,18 @@ CREATE TABLE IF NOT EXISTS history(
   error TEXT
 );
 CREATE INDEX IF NOT EXISTS history_url ON history(url_id, at);
+CREATE TABLE IF NOT EXISTS workers(
+  id TEXT NOT NULL,
+  pass_id {int} NOT NULL,
+  host TEXT NOT NULL,
+  pid {int} NOT NULL,
+  lock_key {int} NOT NULL DEFAULT 0,
+  started_at {real} NOT NULL,
+  crew_since {real} NOT NULL,
+  heartbeat {real} NOT NULL,
+  done {int} NOT NULL DEFAULT 0,
+  slots {int} NOT NULL DEFAULT 0
+);
 """
 
 # What each schema version adds to the one before; a memory written by an older version is
@@ -160,6 +178,9 @@ class Dialect:
     url_digest: str  # a function of the URL that keeps URLs unique where index entries are
     # bounded in size ("" where the URL itself can be)
     table_exists: str  # a query with one row when the table named by its parameter exists
+    # appended to a SELECT of one row that concurrent writers must take turns on ("" where
+    # a write transaction already excludes every other writer)
+    lock_row: str = ""
 
     def schema(self) -> list[str]:
         ddl = _SCHEMA.format(
@@ -287,6 +308,8 @@ class SqlStore(ABC):
 
     def __init__(self) -> None:
         self._owner = f"{os.getpid()}-{random.getrandbits(32):08x}"
+        self._lock_key = 0  # the key of this worker's liveness lock, where the database has one
+        self._enlisted = False  # this store is a crawler's, which has begun a pass
         self._patterns: dict[str, int] = {}
 
     @abstractmethod
@@ -391,15 +414,43 @@ class SqlStore(ABC):
     def begin_pass(
         self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
     ) -> PassInfo:
-        """Resume the last pass if it stopped early with the same start URLs, else start one."""
+        """Join the pass other workers are crawling, resume the last pass if it stopped early
+        with the same start URLs, else start one; and enlist this process as a worker.
+
+        Workers at work on other start URLs refuse this one: one pass at a time.
+        """
         encoded = json.dumps(list(start_urls))
         limits = limits or PassLimits()
         self._patterns.clear()
+        self._enlisted = True
         with self._tx() as s:
+            self._serialize(s)
+            self._reap(s)
+            crew = s.execute(
+                "SELECT w.pass_id, p.start_urls, min(w.crew_since) FROM workers w "
+                "JOIN passes p ON p.id = w.pass_id WHERE w.id <> ? "
+                "GROUP BY w.pass_id, p.start_urls ORDER BY w.pass_id DESC",
+                (self._owner,),
+            ).fetchone()
             row = s.execute(
                 "SELECT id, complete, start_urls FROM passes ORDER BY id DESC LIMIT 1"
             ).fetchone()
-            if row and not row[1] and row[2] == encoded:
+            crew_since = now
+            if crew is not None:
+                if crew[1] != encoded:
+                    raise StoreError(
+                        f"{self.location}: another linkpatrol process is crawling with this "
+                        f"database, from other start URLs ({' '.join(json.loads(crew[1]))})"
+                    )
+                pass_id, crew_since = crew[0], min(crew[2], now)
+                # whatever the workers that are gone had leased is due again
+                s.execute(
+                    "UPDATE frontier SET lease_owner = NULL, lease_until = NULL "
+                    "WHERE pass_id = ? AND lease_owner NOT IN (SELECT id FROM workers)",
+                    (pass_id,),
+                )
+                resumed = True
+            elif row and not row[1] and row[2] == encoded:
                 pass_id = row[0]
                 s.execute(
                     "UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE pass_id = ?",
@@ -420,30 +471,149 @@ class SqlStore(ABC):
                 s.execute("DELETE FROM frontier WHERE pass_id <> ?", (pass_id,))
                 s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
                 resumed = False
+            s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
+            s.execute(
+                "INSERT INTO workers(id, pass_id, host, pid, lock_key, started_at, crew_since, "
+                "heartbeat) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self._owner,
+                    pass_id,
+                    socket.gethostname(),
+                    os.getpid(),
+                    self._lock_key,
+                    now,
+                    crew_since,
+                    now,
+                ),
+            )
         return self._pass(pass_id, resumed)
 
     def end_run(
         self, pass_id: int, elapsed: float, now: float, complete: bool, stop_reason: str | None
     ) -> PassInfo:
+        """This worker's run ends: it leaves the crew, its leases are freed at once.
+
+        The pass is complete once any worker found its frontier empty, and stays so; it is
+        stopped only when the last worker stops early. Its elapsed time grows by the
+        crew's time (from the first of the workers that overlapped to the last).
+        """
         with self._tx() as s:
+            self._serialize(s)
+            self._reap(s)
+            mine = s.execute(
+                "SELECT started_at, crew_since FROM workers WHERE id = ?", (self._owner,)
+            ).fetchone()
+            s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
+            others = s.execute(
+                "SELECT count(*) FROM workers WHERE pass_id = ?", (pass_id,)
+            ).fetchone()[0]
+            if not others:
+                joined = mine is not None and mine[1] < mine[0]  # others were at work before
+                crew = max(elapsed, now - mine[1]) if joined else elapsed
+                s.execute("UPDATE passes SET elapsed = elapsed + ? WHERE id = ?", (crew, pass_id))
+            if complete:
+                s.execute(
+                    "UPDATE passes SET complete = 1, finished_at = coalesce(finished_at, ?), "
+                    "stopped_at = NULL, stop_reason = NULL WHERE id = ?",
+                    (now, pass_id),
+                )
+            elif not others:
+                s.execute(
+                    "UPDATE passes SET stopped_at = ?, stop_reason = ? "
+                    "WHERE id = ? AND complete = 0",
+                    (now, stop_reason, pass_id),
+                )
             s.execute(
-                "UPDATE passes SET elapsed = elapsed + ?, complete = ?, finished_at = ?, "
-                "stopped_at = ?, stop_reason = ? WHERE id = ?",
-                (
-                    elapsed,
-                    int(complete),
-                    now if complete else None,
-                    None if complete else now,
-                    stop_reason,
-                    pass_id,
-                ),
-            )
-            s.execute(
-                "UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE pass_id = ?",
-                (pass_id,),
+                "UPDATE frontier SET lease_owner = NULL, lease_until = NULL "
+                "WHERE pass_id = ? AND lease_owner = ?",
+                (pass_id, self._owner),
             )
             self._count_verdicts(s, pass_id)
         return self._pass(pass_id)
+
+    # ---- workers: several crawlers sharing one pass -------------------------------------
+
+    def _serialize(self, s: Session) -> None:
+        """Make other crawlers' changes to passes and workers wait for this transaction.
+
+        Nothing to do where one crawler at a time holds the memory.
+        """
+        return None
+
+    def _dead_workers(self, s: Session) -> list[str]:
+        """The workers of the table that are gone (killed, crashed, cut off).
+
+        Where one crawler at a time holds the memory, that crawler knows every other one
+        is; a reader can only go by their heartbeats.
+        """
+        if self._enlisted:
+            rows = s.execute("SELECT id FROM workers WHERE id <> ?", (self._owner,))
+        else:
+            rows = s.execute(
+                "SELECT id FROM workers WHERE heartbeat < ?", (time.time() - WORKER_SILENCE,)
+            )
+        return [r[0] for r in rows]
+
+    def _reap(self, s: Session) -> None:
+        """Forget the workers that are gone, and make what they had leased due again."""
+        dead = self._dead_workers(s)
+        d = self.dialect
+        for chunk in d.chunks(dead):
+            condition, values = d.member("id", chunk)
+            s.execute(f"DELETE FROM workers WHERE {condition}", values)
+            condition, values = d.member("lease_owner", chunk)
+            s.execute(
+                f"UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE {condition}",
+                values,
+            )
+
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+        """Say this worker lives; how many requests it may have in flight to any one host,
+        and how many workers are at work.
+
+        The per-host limit is shared by the live workers, the oldest first: with ``n``
+        workers each is meant to have ``per_host // n`` slots (one more for the first
+        ``per_host % n``). The shares written here never add up to more than
+        ``per_host``: a worker takes more only out of what the others left free, and
+        gives back only what it does not have in flight (``busy``, its most requests in
+        flight to one host). The answer is what it may start now, at most its share.
+        """
+        with self._tx() as s:
+            self._serialize(s)
+            self._reap(s)
+            crew = s.execute("SELECT id, slots FROM workers ORDER BY started_at, id").fetchall()
+            ranks = [worker for worker, _ in crew]
+            if self._owner not in ranks:
+                raise StoreError(
+                    f"{self.location}: this crawler was taken for gone by the others (its "
+                    "connection to the database dropped); run the same command again"
+                )
+            rank, workers = ranks.index(self._owner), len(crew)
+            target = per_host // workers + (rank < per_host % workers)
+            mine = crew[rank][1]
+            free = per_host - sum(slots for worker, slots in crew if worker != self._owner)
+            # more only out of what is free; less only down to what is in flight
+            granted = max(mine, min(target, free)) if target >= mine else max(target, busy)
+            s.execute(
+                "UPDATE workers SET heartbeat = ?, done = ?, slots = ? WHERE id = ?",
+                (now, done, granted, self._owner),
+            )
+        return min(target, granted), workers
+
+    def workers(self) -> list[WorkerInfo]:
+        """The workers crawling now, the oldest first."""
+        with self._read() as s:
+            if s.execute(self.dialect.table_exists, ("workers",)).fetchone() is None:
+                return []  # a memory no crawl of this version has opened yet
+            dead = set(self._dead_workers(s))
+            return [
+                WorkerInfo(*row)
+                for row in s.execute(
+                    "SELECT id, pass_id, host, pid, started_at, heartbeat, done, slots "
+                    "FROM workers ORDER BY started_at, id"
+                )
+                if row[0] not in dead
+            ]
 
     # ---- the frontier -------------------------------------------------------
 
@@ -557,6 +727,11 @@ class SqlStore(ABC):
     ) -> dict[str, int]:
         """Make sure every target URL has a row; queue those new to this pass."""
         d = self.dialect
+        if d.lock_row:
+            # workers sharing the pass discover in turn: each sees what the others queued
+            # (so no URL is queued twice), and the pass's counts and limits stay exact
+            s.execute(f"SELECT seen FROM passes WHERE id = ?{d.lock_row}", (pass_id,))
+            self._patterns.clear()
         ids: dict[str, tuple[int, int | None]] = {}
         invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
         urls = list(targets)

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Many workers, one crawl: how much faster 2 and 4 workers finish a pass than one.
+
+    python bench/workers.py [--pages 1000] [--latency 0.05] [--concurrency 8]
+                            [--per-host 64] [--workers 1,2,4] [--reps 1]
+                            [--db postgresql://postgres@127.0.0.1:5432/test]
+
+Serves a generated site on 127.0.0.1 whose every response takes ``--latency`` seconds
+(a distant server), and crawls it with N copies of the same ``linkpatrol check``
+command sharing one PostgreSQL memory (a fresh schema per run, dropped after). Each
+worker has ``--concurrency`` requests in flight; ``--per-host`` is shared by all, so it
+is set high enough not to be what limits them. Prints wall time and speed-up per N.
+Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.sitesrv import Page, TestSite, html  # noqa: E402
+
+
+def site_pages(count: int) -> dict[str, Page]:
+    """A home page, index pages of 50, content pages linking to their neighbours."""
+    per_index = 50
+    indexes = max(1, count // per_index)
+    pages = {"/robots.txt": Page("User-agent: *\nDisallow:\n", content_type="text/plain")}
+    pages["/"] = Page(html(*(f'<a href="/i/{i}.html">index {i}</a>' for i in range(indexes))))
+    for i in range(indexes):
+        links = [f'<a href="/p/{i}/{j}.html">page {j}</a>' for j in range(per_index)]
+        pages[f"/i/{i}.html"] = Page(html('<a href="/">home</a>', *links))
+        for j in range(per_index):
+            nxt = f'<a href="/p/{(i + 1) % indexes}/{j}.html">next</a>'
+            pages[f"/p/{i}/{j}.html"] = Page(html(f'<a href="/i/{i}.html">up</a>', nxt))
+    return pages
+
+
+def slow(pages: dict[str, Page], latency: float) -> dict[str, Any]:
+    def handler(page: Page) -> Any:
+        def serve(request: Any) -> int:
+            time.sleep(latency)
+            return int(request._send_page(page, request.path))
+
+        return serve
+
+    return {path: handler(page) for path, page in pages.items()}
+
+
+def in_schema(url: str, schema: str) -> str:
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    query.append(("options", f"-csearch_path={schema}"))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def admin(url: str, statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def crawl(db: str, workers: int, start: str, args: argparse.Namespace) -> tuple[float, float]:
+    """Seconds from starting ``workers`` identical commands to the last one's exit, and
+    the CPU seconds they used (their parser processes included)."""
+    schema = f"lp_bench_{uuid.uuid4().hex[:10]}"
+    admin(db, f'CREATE SCHEMA "{schema}"')
+    memory = in_schema(db, schema)
+    command = [
+        sys.executable,
+        "-m",
+        "linkpatrol",
+        "check",
+        start,
+        "--db",
+        memory,
+        "--concurrency",
+        str(args.concurrency),
+        "--per-host",
+        str(args.per_host),
+        "-q",
+        "--format",
+        "json",
+    ]
+    try:
+        cpu = children_cpu()
+        started = time.monotonic()
+        procs = [
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for _ in range(workers)
+        ]
+        for proc in procs:
+            _, err = proc.communicate(timeout=600)
+            if proc.returncode not in (0, 1):
+                sys.exit(f"bench: a worker failed ({proc.returncode}): {err.strip()}")
+        return time.monotonic() - started, children_cpu() - cpu
+    finally:
+        admin(db, f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--per-host", type=int, default=64)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--db", default="postgresql://postgres@127.0.0.1:5432/test")
+    args = parser.parse_args()
+    pages = site_pages(args.pages)
+    site = TestSite(slow(pages, args.latency))
+    site.start()
+    try:
+        print(
+            f"{len(pages)} URLs, {args.latency * 1000:.0f} ms per response, "
+            f"--concurrency {args.concurrency} per worker, --per-host {args.per_host} in all"
+        )
+        print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} before the runs")
+        print(f"{'workers':>7} {'wall s':>8} {'CPU s':>7} {'URLs/s':>8} {'speed-up':>8}")
+        base = None
+        for workers in (int(n) for n in args.workers.split(",")):
+            times, cpus = [], []
+            for _ in range(args.reps):
+                site.clear()
+                wall, cpu = crawl(args.db, workers, site.url("/"), args)
+                times.append(wall)
+                cpus.append(cpu)
+                repeated = sum(1 for n in site.counts().values() if n > 1)
+                if repeated:
+                    print(f"  (warning: {repeated} URLs requested more than once)")
+            wall, cpu = statistics.median(times), statistics.median(cpus)
+            base = base or wall
+            print(
+                f"{workers:>7} {wall:>8.2f} {cpu:>7.2f} {len(pages) / wall:>8.0f} "
+                f"{base / wall:>7.2f}x"
+            )
+    finally:
+        site.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""Many workers, one crawl: the same command started several times shares one pass.
+
+On PostgreSQL, but for the last test (SQLite keeps one crawler at a time). Every worker
+runs the real command against a real site on 127.0.0.1; what is checked is what a user
+sees: the requests the server got, the exit codes, the reports, ``linkpatrol status``.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests import sitesrv
+from tests.conftest import (
+    SCHEMA_PREFIX,
+    Runner,
+    _admin,
+    _drop_schema,
+    assert_memory_intact,
+    comparable,
+    in_schema,
+    memory_rows,
+)
+from tests.sitesrv import Page
+from tests.test_stop_resume import Gate, generated_site
+
+WORKERS = 3
+LIMIT = 120.0  # seconds any one worker may take: the leases of the dead are never waited for
+
+
+@pytest.fixture
+def fresh_url(postgres_server: str) -> Iterator[str]:
+    """A second empty schema: where one worker alone crawls the same site, to compare."""
+    schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex[:12]}"
+    _admin(postgres_server, f'CREATE SCHEMA "{schema}"')
+    try:
+        yield in_schema(postgres_server, schema)
+    finally:
+        _drop_schema(postgres_server, schema)
+
+
+def slowly(handlers: dict[str, Callable[[Any], int]], pause: float) -> dict[str, Any]:
+    """The same handlers, each answering after ``pause`` seconds, so that requests overlap."""
+
+    def paced(inner: Callable[[Any], int]) -> Callable[[Any], int]:
+        def serve(request: Any) -> int:
+            time.sleep(pause)
+            return inner(request)
+
+        return serve
+
+    return {path: paced(handler) for path, handler in handlers.items()}
+
+
+def gated(pages: dict[str, Page], pause: float) -> tuple[Gate, dict[str, Any]]:
+    """A gate that holds all but the first few requests until the crew is together."""
+    gate = Gate(pages, after=3)
+    return gate, slowly(gate.site(), pause)
+
+
+def enlisted(db: str) -> int:
+    try:
+        return int(memory_rows(db, "SELECT count(*) FROM workers")[0][0])
+    except Exception:  # the first worker has not made the tables yet
+        return 0
+
+
+def assemble(gate: Gate, db: str, procs: list[subprocess.Popen[str]]) -> None:
+    """Hold the site until every worker has joined the pass, then let it answer."""
+    try:
+        deadline = time.monotonic() + 60
+        while enlisted(db) < len(procs) and time.monotonic() < deadline:
+            ended = [p.communicate() for p in procs if p.poll() is not None]
+            assert not ended, f"a worker ended before the others came: {ended}"
+            time.sleep(0.05)
+        assert enlisted(db) == len(procs)
+    finally:
+        gate.release()
+
+
+def start_workers(run: Runner, db: str, *args: str, count: int = WORKERS) -> list[Any]:
+    return [run.popen("check", "--db", db, "--format", "json", "-v", *args) for _ in range(count)]
+
+
+def finish(procs: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
+    """Each worker's exit code, stdout and stderr; none is left running."""
+    results = []
+    deadline = time.monotonic() + LIMIT
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            results.append((proc.returncode, out, err))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=30)
+    return results
+
+
+def checked_lines(err: str) -> int:
+    """How many URLs a worker settled, from its ``-v`` lines."""
+    return sum(1 for line in err.splitlines() if "127.0.0.1" in line)
+
+
+def repeated(site: sitesrv.TestSite) -> dict[str, int]:
+    return {p: n for p, n in site.counts().items() if n > 1 and p != "/robots.txt"}
+
+
+def test_three_workers_share_one_pass_and_print_the_same_report(
+    run: Runner, serve, postgres_url: str, fresh_url: str
+) -> None:
+    pages = generated_site(indexes=10, per_index=30)
+    gate, handlers = gated(pages, 0.01)
+    site = serve(handlers)
+    start = site.url("/")
+    procs = start_workers(run, postgres_url, start, "--per-host", "6")
+    try:
+        assemble(gate, postgres_url, procs)
+    finally:
+        results = finish(procs)
+
+    assert [code for code, _, _ in results] == [1] * WORKERS, [e for _, _, e in results]
+    reports = [json.loads(out) for _, out, _ in results]
+    assert all(r["complete"] for r in reports)
+    assert len({r["pass"] for r in reports}) == 1
+    # every URL was asked for once, by one worker or another; robots.txt once
+    assert repeated(site) == {}
+    assert site.counts()["/robots.txt"] == 1
+    assert set(site.counts()) == set(pages) - {"/private/x"}
+    assert sum(checked_lines(err) > 0 for _, _, err in results) >= 2, "the workers did not share"
+    assert memory_rows(postgres_url, "SELECT count(*) FROM passes") == [(1,)]
+    assert memory_rows(postgres_url, "SELECT count(*) FROM workers") == [(0,)]
+    assert_memory_intact(postgres_url)
+
+    code, alone = run.check_json(start, "--db", fresh_url)
+    assert code == 1
+    for report in reports:
+        assert comparable(report) == comparable(alone)
+    assert reports[0]["summary"]["urls"] == alone["summary"]["urls"] == len(pages)
+
+
+def test_a_worker_killed_mid_crawl_loses_nothing(
+    run: Runner, serve, postgres_url: str, fresh_url: str
+) -> None:
+    pages = generated_site(indexes=10, per_index=30)
+    gate, handlers = gated(pages, 0.02)
+    site = serve(handlers)
+    start = site.url("/")
+    procs = start_workers(run, postgres_url, start, "--per-host", "6")
+    try:
+        assemble(gate, postgres_url, procs)
+        deadline = time.monotonic() + 60
+        while len(site.requests()) < 100 and time.monotonic() < deadline:
+            assert procs[0].poll() is None, "the crawl ended before the kill"
+            time.sleep(0.02)
+        assert len(site.requests()) >= 100
+        # frozen first, so that what it holds can be read before the others take it back
+        procs[0].send_signal(signal.SIGSTOP)
+        held = {
+            urlsplit(url).path
+            for (url,) in memory_rows(
+                postgres_url,
+                "SELECT u.url FROM frontier f JOIN urls u ON u.id = f.url_id "
+                "JOIN workers w ON w.id = f.lease_owner WHERE w.pid = ?",
+                (procs[0].pid,),
+            )
+        }
+        procs[0].send_signal(signal.SIGKILL)
+        killed_at = len(site.requests())
+    finally:
+        results = finish(procs)
+
+    assert results[0][0] == -signal.SIGKILL
+    assert [code for code, _, _ in results[1:]] == [1, 1], [e for _, _, e in results]
+    reports = [json.loads(out) for _, out, _ in results[1:]]
+    assert all(r["complete"] for r in reports)
+    assert killed_at < len(pages)
+    # only what the killed worker had in flight, or answered and not yet written, is
+    # asked again, each once more; the rest it held was taken back and asked once
+    again = repeated(site)
+    assert set(again) <= held and set(again.values()) <= {2}, (again, held)
+    assert set(site.counts()) == set(pages) - {"/private/x"}
+    assert_memory_intact(postgres_url)
+
+    code, alone = run.check_json(start, "--db", fresh_url)
+    assert code == 1
+    for report in reports:
+        assert comparable(report) == comparable(alone)
+
+
+def test_the_per_host_limit_holds_for_all_workers_together(
+    run: Runner, serve, postgres_url: str
+) -> None:
+    pages = generated_site(indexes=4, per_index=20)
+    gate, handlers = gated(pages, 0.02)
+    site = serve(handlers)
+    start = site.url("/")
+    procs = start_workers(run, postgres_url, start, "--per-host", "2")
+    try:
+        assemble(gate, postgres_url, procs)
+    finally:
+        results = finish(procs)
+
+    assert [code for code, _, _ in results] == [1] * WORKERS, [e for _, _, e in results]
+    assert 1 <= site.max_active <= 2
+    assert repeated(site) == {}
+    reports = [json.loads(out) for _, out, _ in results]
+    assert all(r["complete"] for r in reports)
+    assert len({json.dumps(comparable(r)) for r in reports}) == 1
+
+
+def test_other_start_urls_are_refused_while_workers_run_and_status_lists_them(
+    run: Runner, serve, postgres_url: str, tmp_path: Path
+) -> None:
+    pages = generated_site(indexes=3, per_index=10)
+    gate = Gate(pages, after=10)
+    site = serve(gate.site())
+    start = site.url("/")
+    procs = start_workers(run, postgres_url, start, count=2)
+    try:
+        gate.wait_holding(procs[0])
+        deadline = time.monotonic() + 30
+        listed: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            status = run("status", "--db", postgres_url, "--format", "json")
+            assert status.returncode == 0, status.stderr
+            listed = json.loads(status.stdout)["workers"]
+            if len(listed) == 2:
+                break
+            time.sleep(0.1)
+        assert sorted(w["pid"] for w in listed) == sorted(p.pid for p in procs)
+        assert all(w["host"] and w["since"] and w["heartbeat"] for w in listed)
+        text = run("status", "--db", postgres_url)
+        assert "workers (2):" in text.stdout and f"pid {procs[0].pid}" in text.stdout
+        before = len(site.requests())
+
+        other = run.check(site.url("/idx/0.html"), "--db", postgres_url)
+
+        assert other.returncode == 2
+        assert other.stdout == ""
+        lines = other.stderr.splitlines()
+        assert len(lines) == 1, other.stderr
+        assert "another linkpatrol process" in lines[0] and "other start URLs" in lines[0]
+        assert start in lines[0]
+        assert len(site.requests()) == before
+        gate.release()
+        results = finish(procs)
+    finally:
+        gate.release()
+        finish(procs)
+
+    assert [code for code, _, _ in results] == [1, 1], [e for _, _, e in results]
+    first, second = (json.loads(out) for _, out, _ in results)
+    assert first["complete"] and comparable(first) == comparable(second)
+    assert repeated(site) == {}
+    # nobody at work any more: other start URLs start a pass of their own
+    code, other_pass = run.check_json(site.url("/idx/0.html"), "--db", postgres_url)
+    assert code == 0 and other_pass["pass"] == first["pass"] + 1
+
+
+def test_status_lists_the_one_crawler_of_a_sqlite_memory(
+    run: Runner, serve, tmp_path: Path
+) -> None:
+    pages = generated_site(indexes=2, per_index=5)
+    gate = Gate(pages, after=4)
+    site = serve(gate.site())
+    db = str(tmp_path / "memory.db")
+    procs = [run.popen("check", "--db", db, "--format", "json", site.url("/"))]
+    try:
+        gate.wait_holding(procs[0])
+        status = run("status", "--db", db, "--format", "json")
+        gate.release()
+        results = finish(procs)
+    finally:
+        gate.release()
+        finish(procs)
+
+    assert status.returncode == 0, status.stderr
+    listed = json.loads(status.stdout)["workers"]
+    assert [w["pid"] for w in listed] == [procs[0].pid]
+    assert results[0][0] == 1
+    after = run("status", "--db", db, "--format", "json")
+    assert json.loads(after.stdout)["workers"] == []
