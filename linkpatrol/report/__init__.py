@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.policy import site_prefix
-from linkpatrol.store import Change, PassInfo, Store
+from linkpatrol.store import Change, PassInfo, Store, UrlRecord
 from linkpatrol.verdict import is_reportable
 
 JSON_SCHEMA_VERSION = 1
@@ -155,6 +155,29 @@ def iso(timestamp: float | None) -> str | None:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
+def entry_of(
+    record: UrlRecord, reportable: bool = False, links: list[Referrer] | None = None
+) -> Entry:
+    """A URL of the memory as a report entry."""
+    return Entry(
+        url=record.url,
+        action=record.action,
+        state=record.state,
+        http_status=record.http_status,
+        error=record.error,
+        content_type=record.content_type,
+        redirect_to=record.redirect_to,
+        reportable=reportable,
+        last_checked=record.last_checked,
+        last_good=record.last_good,
+        failing_since=record.failing_since,
+        referrers=[Referrer(url, line) for url, line in record.referrers],
+        links=links,
+        last_modified=record.last_modified,
+        response_ms=record.response_ms,
+    )
+
+
 def build_report(
     store: Store,
     pass_info: PassInfo | None = None,
@@ -175,31 +198,10 @@ def build_report(
     entries: list[Entry] = []
     watched: dict[int, Entry] = {}
     for record in store.pass_urls(info.id):
-        entries.append(
-            Entry(
-                url=record.url,
-                action=record.action,
-                state=record.state,
-                http_status=record.http_status,
-                error=record.error,
-                content_type=record.content_type,
-                redirect_to=record.redirect_to,
-                reportable=is_reportable(
-                    record.state,
-                    record.last_checked,
-                    record.last_good,
-                    record.failing_since,
-                    report_after,
-                ),
-                last_checked=record.last_checked,
-                last_good=record.last_good,
-                failing_since=record.failing_since,
-                referrers=[Referrer(url, line) for url, line in record.referrers],
-                links=outlinks.get(record.url, []) if xref else None,
-                last_modified=record.last_modified,
-                response_ms=record.response_ms,
-            )
+        counts = is_reportable(
+            record.state, record.last_checked, record.last_good, record.failing_since, report_after
         )
+        entries.append(entry_of(record, counts, outlinks.get(record.url, []) if xref else None))
         if record.state in _WITH_HISTORY:
             watched[record.id] = entries[-1]
     passes = store.passes(TREND_PASSES)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from linkpatrol.model import StoreError
-from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, iso
+from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, entry_of, iso
 from linkpatrol.report.json import change_dict
 from linkpatrol.report.text import clean, status_line
 from linkpatrol.store import Change, Store, UrlRecord
@@ -23,24 +23,9 @@ class UrlHistory:
     @property
     def entry(self) -> Entry:
         """The URL as a report entry, so the renderers' wording serves here too."""
-        r = self.record
-        return Entry(
-            url=r.url,
-            action=r.action,
-            state=r.state,
-            http_status=r.http_status,
-            error=r.error,
-            content_type=r.content_type,
-            redirect_to=r.redirect_to,
-            reportable=False,
-            last_checked=r.last_checked,
-            last_good=r.last_good,
-            failing_since=r.failing_since,
-            referrers=[Referrer(url, line) for url, line in r.referrers],
-            last_modified=r.last_modified,
-            response_ms=r.response_ms,
-            changes=self.changes,
-        )
+        entry = entry_of(self.record)
+        entry.changes = self.changes
+        return entry
 
     def flaps(self, until: float | None = None) -> int:
         return self.entry.flaps(time.time() if until is None else until)
