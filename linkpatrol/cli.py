@@ -71,6 +71,12 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS, help="report format (default: text)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
     p.add_argument(
+        "--check-anchors",
+        action="store_true",
+        default=None,
+        help="a link to page#name is broken when the page has no element with that id or name",
+    )
+    p.add_argument(
         "--xref",
         action="store_true",
         default=None,
@@ -250,6 +256,8 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
         cli["robots"] = False
     if getattr(args, "xref", None):
         cli["xref"] = True
+    if getattr(args, "check_anchors", None):
+        cli["check_anchors"] = True
     if getattr(args, "graph_hosts", None):
         cli["graph_hosts"] = True
     if getattr(args, "quiet", None):
@@ -371,6 +379,7 @@ def _run_check(settings: SiteSettings) -> ExitCode:
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
             fail_on=settings.fail_on,
+            check_anchors=settings.check_anchors,
         )
     finally:
         observer.close()
@@ -447,6 +456,7 @@ def _run_report(settings: SiteSettings) -> ExitCode:
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
             fail_on=settings.fail_on,
+            check_anchors=settings.check_anchors,
         )
     finally:
         store.close()

@@ -159,6 +159,7 @@ class SiteSettings:
     log: str | None = None
     progress: bool | None = None
     parse_workers: int = 0
+    check_anchors: bool = False
     ca_bundle: str | None = None
     insecure: tuple[str, ...] = ()
     tls: tuple[TlsHost, ...] = ()
@@ -262,6 +263,7 @@ _SCALAR_KEYS.update(
         "log": (_str, "log"),
         "progress": (_bool, "progress"),
         "parse_workers": (_int(0, 64), "parse_workers"),
+        "check_anchors": (_bool, "check_anchors"),
         "ca_bundle": (_str, "ca_bundle"),
         "insecure": (_hosts, "insecure"),
         "no_private": (_bool, "no_private"),

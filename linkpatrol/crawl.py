@@ -649,6 +649,7 @@ class Crawl:
                 return outcome
             outcome.links = page.links
             outcome.base_url = page.base_url
+            outcome.anchors = page.anchors
             outcome.parsed = True
             outcome.good_links = outcome.state is State.OK
             if response.truncated:

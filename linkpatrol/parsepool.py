@@ -30,6 +30,7 @@ from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL
 
 _CACHE_LIMIT = 200_000
+_HTML_SPACE = " \t\n\r\f"
 _ACTIONS = {a.value: a for a in Action}
 
 
@@ -38,14 +39,16 @@ class ParsedPage:
     links: list[Discovered]
     base_url: str | None
     title: str | None
+    anchors: frozenset[str]
 
 
 class ParseFailure(Exception):
     """A page could not be parsed within the limits (its worker hung or died twice)."""
 
 
-# (url, line, action value, invalid reason) -- plain tuples cross the pipe cheaply
-_Wire = tuple[list[tuple[str, int | None, str, str | None]], str | None, str | None]
+# (url, line, action value, invalid reason, fragment) -- plain tuples cross the pipe cheaply
+_WireLink = tuple[str, int | None, str, str | None, str | None]
+_Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str]]
 
 
 class LinkDecider:
@@ -105,23 +108,32 @@ class LinkDecider:
                 base_url = base if base != url else None
             except BadURL:
                 base = url
-        links: list[tuple[str, int | None, str, str | None]] = []
+        links: list[_WireLink] = []
         for link in page.links:
-            raw = link.url
-            if raw.startswith("#"):
+            raw, hashed, fragment = link.url.partition("#")
+            if not raw.strip(_HTML_SPACE):  # "#top": within this page; its anchors say
+                itself = self.decide(url, url) if fragment else None
+                if itself is not None:
+                    links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue
             answer = self.decide(raw, base)
             if answer is not None:
-                links.append((answer[0], link.line, answer[1], answer[2]))
-        return links, base_url, page.title
+                links.append(
+                    (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)
+                )
+        return links, base_url, page.title, page.anchors
 
 
 def _from_wire(wire: _Wire) -> ParsedPage:
-    links, base_url, title = wire
+    links, base_url, title, anchors = wire
     return ParsedPage(
-        [Discovered(url, line, _ACTIONS[action], invalid) for url, line, action, invalid in links],
+        [
+            Discovered(url, line, _ACTIONS[action], invalid, fragment)
+            for url, line, action, invalid, fragment in links
+        ],
         base_url,
         title,
+        anchors,
     )
 
 

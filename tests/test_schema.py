@@ -118,7 +118,14 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
     info = store.begin_pass(["http://127.0.0.1:9/"], 1_700_000_000.0)
     store.end_run(info.id, 1.0, 1_700_000_001.0, True, None)
     store.close()
-    for table, column in (("urls", "response_ms"), ("passes", "broken"), ("passes", "warnings")):
+    added = (
+        ("urls", "response_ms"),
+        ("passes", "broken"),
+        ("passes", "warnings"),
+        ("urls", "anchors"),
+        ("links", "fragment"),
+    )
+    for table, column in added:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
     memory_write(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from urllib.parse import unquote
 
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
@@ -13,6 +14,7 @@ from linkpatrol.store import Change, PassInfo, Store, UrlRecord
 from linkpatrol.verdict import is_reportable
 
 JSON_SCHEMA_VERSION = 1
+MISSING_ANCHOR = "missing anchor"
 TREND_PASSES = 20  # passes shown in the broken-links-over-time pictures
 FLAP_DAYS = 7.0
 FLAPPING = 3  # changes of verdict within FLAP_DAYS that make a URL "flapping"
@@ -178,6 +180,46 @@ def entry_of(
     )
 
 
+def anchor_found(fragment: str, anchors: frozenset[str]) -> bool:
+    """Whether ``#fragment`` lands somewhere in a page with these ids and names.
+
+    As browsers do: the fragment as written, else percent-decoded; an empty fragment and
+    ``top`` mean the top of the page.
+    """
+    if not fragment or fragment in anchors:
+        return True
+    decoded = unquote(fragment)
+    return decoded in anchors or decoded.lower() == "top"
+
+
+def missing_anchors(store: Store, pass_id: int, pages: dict[str, Entry]) -> list[Entry]:
+    """One broken entry per ``page#fragment`` linked in the pass that the page lacks."""
+    found: dict[str, Entry] = {}
+    for src, line, dst, fragment, anchors in store.fragment_links(pass_id):
+        if anchor_found(fragment, anchors):
+            continue
+        url = f"{dst}#{fragment}"
+        entry = found.get(url)
+        if entry is None:
+            page = pages.get(dst)
+            entry = found[url] = Entry(
+                url=url,
+                action=page.action if page else Action.PARSE,
+                state=State.BROKEN,
+                http_status=None,
+                error=MISSING_ANCHOR,
+                content_type=page.content_type if page else None,
+                redirect_to=None,
+                reportable=True,
+                last_checked=page.last_checked if page else None,
+                last_good=None,
+                failing_since=None,
+                referrers=[],
+            )
+        entry.referrers.append(Referrer(src, line))
+    return list(found.values())
+
+
 def build_report(
     store: Store,
     pass_info: PassInfo | None = None,
@@ -186,6 +228,7 @@ def build_report(
     redirects_as_warnings: bool = False,
     xref: bool = False,
     fail_on: str = "broken",
+    check_anchors: bool = False,
 ) -> Report:
     """The report of one pass (by default the latest) read from the memory alone."""
     info = pass_info or store.latest_pass()
@@ -210,6 +253,10 @@ def build_report(
         entry = watched[url_id]
         entry.changes = changes
         entry.new = earlier and changes[-1].pass_id == info.id
+    urls = len(entries)
+    if check_anchors:
+        by_url = {e.url: e for e in entries}
+        entries.extend(missing_anchors(store, info.id, by_url))
     broken = sum(1 for e in entries if e.state is State.BROKEN)
     reportable = sum(1 for e in entries if e.reportable)
     redirects = sum(1 for e in entries if e.state is State.REDIRECT)
@@ -217,7 +264,7 @@ def build_report(
     if redirects_as_warnings:
         warnings += redirects
     summary = Summary(
-        urls=len(entries),
+        urls=urls,
         requested=info.requested,
         parsed=info.parsed,
         broken=broken,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from linkpatrol.model import State
-from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, Report, iso
+from linkpatrol.report import FLAP_DAYS, FLAPPING, MISSING_ANCHOR, Entry, Referrer, Report, iso
 from linkpatrol.urls import relative_to
 
 LIMITED_SHOWN = 100  # URLs left out by a limit listed in the text report
@@ -31,7 +31,7 @@ def status_line(entry: Entry, until: float | None = None) -> str:
         parts[0] += f": {detail}"
     if entry.redirect_to:
         parts.append(f"-> {entry.redirect_to}")
-    if entry.state is State.BROKEN:
+    if entry.state is State.BROKEN and entry.error != MISSING_ANCHOR:
         if entry.last_good is None:
             parts.append("never good")
         else:

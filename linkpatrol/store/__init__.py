@@ -51,6 +51,7 @@ class Discovered:
     line: int | None
     action: Action
     invalid: str | None = None
+    fragment: str | None = None  # the link's #fragment, as written (without the '#')
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,7 @@ class Outcome:
     dropped: bool = False
     good_links: bool = False
     response_ms: float | None = None  # how long the last request took, body included
+    anchors: frozenset[str] | None = None  # ids and <a name>s of a page just parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +220,13 @@ class Store(Protocol):
 
     def passes(self, limit: int) -> list[PassInfo]:
         """The last ``limit`` passes, oldest first."""
+        ...
+
+    def fragment_links(
+        self, pass_id: int
+    ) -> Iterator[tuple[str, int | None, str, str, frozenset[str]]]:
+        """Links of the pass with a #fragment to a page whose anchors are known:
+        (source page, line, target page, fragment, the target's anchors)."""
         ...
 
     def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:

@@ -84,10 +84,13 @@ CREATE TABLE IF NOT EXISTS urls(
   links_pass {int},
   links_at {real},
   referrer_id {int},
-  response_ms {real}
+  response_ms {real},
+  anchors TEXT
 );
 CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
-CREATE TABLE IF NOT EXISTS links({link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int});
+CREATE TABLE IF NOT EXISTS links(
+  {link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int}, fragment TEXT
+);
 CREATE INDEX IF NOT EXISTS links_src ON links(src{link_order});
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE TABLE IF NOT EXISTS frontier(
@@ -143,9 +146,14 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE urls ADD COLUMN response_ms {real}",
         "ALTER TABLE passes ADD COLUMN broken {int}",
         "ALTER TABLE passes ADD COLUMN warnings {int}",
+        "ALTER TABLE urls ADD COLUMN anchors TEXT",
+        "ALTER TABLE links ADD COLUMN fragment TEXT",
     ),
 }
 
+# a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
+_NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
+_LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 _HISTORY_COLUMNS = (
     ("url_id", "int"),
     ("at", "real"),
@@ -712,7 +720,7 @@ class SqlStore(ABC):
                 condition, values = d.member("l.src", chunk)
                 for src, url, line in s.execute(
                     "SELECT l.src, u.url, l.line FROM links l JOIN urls u ON u.id = l.dst "
-                    f"WHERE {condition} ORDER BY l.src, l.{d.link_order}",
+                    f"WHERE {condition} AND {_NOT_WITHIN} ORDER BY l.src, l.{d.link_order}",
                     values,
                 ):
                     found[src].append((url, line))
@@ -864,7 +872,7 @@ class SqlStore(ABC):
             history: list[tuple[Any, ...]] = []
             dropped: list[int] = []
             replaced: list[int] = []
-            new_links: list[tuple[int, int, int | None]] = []
+            new_links: list[tuple[int, int, int | None, str | None]] = []
             requests, requested, parsed = extra_requests, 0, 0
             for o in outcomes:
                 requests += o.requests
@@ -906,12 +914,15 @@ class SqlStore(ABC):
                         pass_id if has_links else None,
                         now if o.good_links else None,
                         o.response_ms,
+                        None if o.anchors is None else "\n".join(sorted(o.anchors)),
                         o.url_id,
                     )
                 )
                 if has_links and not o.links_unchanged:
                     replaced.append(o.url_id)
-                    new_links.extend((o.url_id, ids[f.url], f.line) for f in o.links or ())
+                    new_links.extend(
+                        (o.url_id, ids[f.url], f.line, f.fragment) for f in o.links or ()
+                    )
             if updates:
                 s.executemany(
                     "UPDATE urls SET action = ?, state = ?, http_status = ?, error = ?, "
@@ -920,8 +931,8 @@ class SqlStore(ABC):
                     "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
                     "last_checked = coalesce(?, last_checked), last_good = ?, "
                     "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
-                    "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms) "
-                    "WHERE id = ?",
+                    "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms), "
+                    "anchors = coalesce(?, anchors) WHERE id = ?",
                     updates,
                 )
             for chunk in d.chunks(dropped):
@@ -933,7 +944,7 @@ class SqlStore(ABC):
                 condition, values = d.member("src", chunk)
                 s.execute(f"DELETE FROM links WHERE {condition}", values)
             if new_links:
-                s.insert_many("links", (("src", "int"), ("dst", "int"), ("line", "int")), new_links)
+                s.insert_many("links", _LINK_COLUMNS, new_links)
             if history:
                 s.insert_many("history", _HISTORY_COLUMNS, history)
             for chunk in d.chunks(outcome_ids):
@@ -996,7 +1007,7 @@ class SqlStore(ABC):
             ref_rows = (
                 s.stream(
                     "SELECT l.dst, s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
-                    "WHERE s.links_pass = ? AND s.seen_pass = ? "
+                    f"WHERE s.links_pass = ? AND s.seen_pass = ? AND {_NOT_WITHIN} "
                     f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}",
                     (pass_id, pass_id),
                 )
@@ -1021,7 +1032,7 @@ class SqlStore(ABC):
             for src, dst, line in s.stream(
                 "SELECT s.url, d.url, l.line FROM links l JOIN urls s ON s.id = l.src "
                 "JOIN urls d ON d.id = l.dst WHERE s.links_pass = ? AND s.seen_pass = ? "
-                f"ORDER BY s.id, l.{self.dialect.link_order}",
+                f"AND {_NOT_WITHIN} ORDER BY s.id, l.{self.dialect.link_order}",
                 (pass_id, pass_id),
             ):
                 if src != current:
@@ -1045,6 +1056,21 @@ class SqlStore(ABC):
                 )
                 if state
             }
+
+    def fragment_links(
+        self, pass_id: int
+    ) -> Iterator[tuple[str, int | None, str, str, frozenset[str]]]:
+        d = self.dialect
+        with self._read() as s:
+            for src, line, dst, fragment, anchors in s.stream(
+                "SELECT s.url, l.line, d.url, l.fragment, d.anchors FROM links l "
+                "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
+                "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
+                "AND d.seen_pass = ? AND d.anchors IS NOT NULL "
+                f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
+                (pass_id, pass_id, pass_id),
+            ):
+                yield src, line, dst, fragment, frozenset(filter(None, anchors.split("\n")))
 
     def passes(self, limit: int) -> list[PassInfo]:
         with self._read() as s:
@@ -1094,6 +1120,7 @@ class SqlStore(ABC):
                 for page, line in s.execute(
                     "SELECT s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
                     "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
+                    f"AND {_NOT_WITHIN} "
                     f"ORDER BY s.url{d.binary_text}, l.line{d.nulls_first}",
                     (found[0], found[15]),
                 )
@@ -1108,7 +1135,7 @@ class SqlStore(ABC):
                 (target, line)
                 for target, line in s.execute(
                     "SELECT d.url, l.line FROM links l JOIN urls d ON d.id = l.dst "
-                    f"WHERE l.src = (SELECT id FROM urls WHERE {condition}) "
+                    f"WHERE l.src = (SELECT id FROM urls WHERE {condition}) AND {_NOT_WITHIN} "
                     f"ORDER BY l.{d.link_order}",
                     values,
                 )

@@ -1,0 +1,105 @@
+"""--check-anchors: a link to page#name is broken when the page has no such id or name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import Runner, by_url, memory_rows
+from tests.sitesrv import Page
+
+pytestmark = pytest.mark.backends
+
+HOME = "\n".join(
+    [
+        '<html><body id="local">',
+        '<a href="/a.html#present">an id</a>',
+        '<a href="/a.html#missing">no such anchor</a>',
+        '<a href="/a.html#caf%C3%A9">a percent-encoded id</a>',
+        '<a href="#local">this page</a>',
+        '<a href="#nolocal">not on this page</a>',
+        '<a href="/a.html#top">the top</a>',
+        '<a href="/a.html#named">an a name</a>',
+        '<a href="/b.pdf#page=2">not a page</a>',
+        '<a href="/a.html#">empty</a>',
+        '<a href="/a.html#missing">twice</a>',
+        "</body></html>",
+    ]
+)
+PAGES = {
+    "/": Page(HOME),
+    "/a.html": Page(
+        '<html><body><h1 id="present">x</h1><p id="café">c</p><a name="named">n</a></body></html>'
+    ),
+    "/b.pdf": Page(b"%PDF-1.4", content_type="application/pdf"),
+}
+
+
+def test_missing_anchors_are_broken_with_every_line_that_links_to_them(
+    run: Runner, serve, db: str
+) -> None:
+    site = serve(PAGES)
+
+    code, report = run.check_json(site.url("/"), "--check-anchors")
+
+    assert code == 1
+    broken = {u["url"]: u for u in report["urls"] if u["reportable"]}
+    assert set(broken) == {site.url("/a.html#missing"), site.url("/#nolocal")}
+    missing = broken[site.url("/a.html#missing")]
+    assert missing["state"] == "broken" and missing["error"] == "missing anchor"
+    assert [(r["url"], r["line"]) for r in missing["referrers"]] == [
+        (site.url("/"), 3),
+        (site.url("/"), 11),
+    ]
+    assert [(r["url"], r["line"]) for r in broken[site.url("/#nolocal")]["referrers"]] == [
+        (site.url("/"), 6)
+    ]
+    # the page itself is fine, and its own '#' links do not make it its own referrer
+    urls = by_url(report)
+    assert urls[site.url("/a.html")]["state"] == "ok"
+    assert site.url("/") not in [r["url"] for r in urls[site.url("/")]["referrers"]]
+    assert report["summary"]["urls"] == 3 and report["summary"]["broken"] == 2
+
+    text = run("report", "--db", run.db, "--check-anchors").stdout
+    assert "  http://" in text and "broken: missing anchor\n" in text
+
+
+def test_without_the_option_fragments_are_remembered_but_not_judged(
+    run: Runner, serve, db: str
+) -> None:
+    site = serve(PAGES)
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0 and not any("#" in u["url"] for u in report["urls"])
+    kept = memory_rows(run.db, "SELECT count(*) FROM links WHERE fragment IS NOT NULL")
+    assert kept == [(10,)]
+    # the report can judge them later from the memory alone
+    later = run("report", "--db", run.db, "--check-anchors", "--format", "json")
+    assert later.returncode == 1
+    errors = [u["error"] for u in json.loads(later.stdout)["urls"] if u["reportable"]]
+    assert errors == ["missing anchor", "missing anchor"]
+
+
+def test_anchors_answer_from_the_memory_when_pages_are_unchanged(
+    run: Runner, serve, db: str
+) -> None:
+    site = serve(PAGES)
+    first_code, first = run.check_json(site.url("/"), "--check-anchors")
+
+    code, again = run.check_json(site.url("/"), "--check-anchors")
+
+    assert {h.status for h in site.requests()[-3:]} <= {304}  # nothing was parsed again
+    assert again["summary"]["parsed"] == 0
+    assert (code, sorted(u["url"] for u in again["urls"] if u["reportable"])) == (
+        first_code,
+        sorted(u["url"] for u in first["urls"] if u["reportable"]),
+    )
+
+    # the anchor appears: the page changes, is parsed again, and the link is good
+    site.pages["/a.html"] = Page(
+        '<p id="present">x</p><p id="café">c</p><a name="named">n</a><p id="missing">here</p>'
+    )
+    code, fixed = run.check_json(site.url("/"), "--check-anchors")
+    assert [u["url"] for u in fixed["urls"] if u["reportable"]] == [site.url("/#nolocal")]
