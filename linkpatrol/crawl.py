@@ -23,7 +23,7 @@ from linkpatrol.model import Action, ConfigError, State
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
-from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, Store, Task
+from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, SlotUsage, Store, Task
 from linkpatrol.urls import BadURL
 from linkpatrol.verdict import (
     MAX_REDIRECT_HOPS,
@@ -35,6 +35,7 @@ from linkpatrol.verdict import (
 T = TypeVar("T")
 
 FLUSH_INTERVAL = 0.05
+SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
 FLUSH_BATCH = 256
 LEASE_SECONDS = 600.0
 # how often a worker says it lives and learns its share of the per-host limit
@@ -57,6 +58,7 @@ class CrawlStats:
     broken: int = 0
     requests: int = 0
     in_flight: int = 0
+    waiting: int = 0  # free fetch slots whose next URL waits for its host's turn
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -129,6 +131,8 @@ class Crawl:
         self._from_memory: set[int] = set()
         self._roots: set[str] = set()
         self._slots = 0  # requests this worker may have in flight to one host (its share)
+        self._sampled_at: float | None = None
+        self.usage = SlotUsage()  # how the fetch slots were used in this run
 
     # ---- plumbing ------------------------------------------------------------
 
@@ -204,6 +208,7 @@ class Crawl:
                     time.time(),
                     complete,
                     None if complete else (self._stop_reason or "error"),
+                    self.usage,
                 )
             finally:
                 self._db.shutdown(wait=True)
@@ -249,6 +254,7 @@ class Crawl:
                 claimed = await self._claim(pass_id)
                 claim_empty = not claimed
             self._dispatch()
+            self._sample(time.monotonic())
             if now - last_progress >= 0.5:
                 last_progress = now
                 self.stats.queued = await self._call(self.store.pending, pass_id)
@@ -441,6 +447,28 @@ class Crawl:
                     host.next_at = now + delay
                 self._unstarted += 1
                 self._spawn(self._work(task, host))
+
+    def _sample(self, now: float) -> None:
+        """Add how the fetch slots are used now to the run's usage (at most every 50 ms)."""
+        if self._sampled_at is None:
+            self._sampled_at = now
+            return
+        span = now - self._sampled_at
+        if span < SAMPLE_INTERVAL:
+            return
+        self._sampled_at = now
+        slots = self.settings.concurrency
+        busy = min(len(self._inflight), slots)
+        blocked = sum(
+            len(h.waiting)
+            for h in self._hosts.values()
+            if h.waiting and (h.robots is None or h.active >= self._slots or h.next_at > now)
+        )
+        waiting = min(blocked, slots - busy)
+        self.stats.waiting = waiting
+        self.usage = self.usage + SlotUsage(
+            span, slots * span, busy * span, waiting * span, self.stats.queued * span
+        )
 
     def _out_of_requests(self) -> bool:
         """--max-requests reached: start nothing new; the run stops once in-flight work ends."""

@@ -93,7 +93,8 @@ class ConsoleObserver(Observer):
             return
         self._status.plain = (
             f"{stats.done} done · {stats.queued} queued · {stats.in_flight} in flight · "
-            f"{stats.broken} broken · {stats.rate:.0f} req/s"
+            f"{stats.waiting} waiting for a host · {stats.broken} broken · "
+            f"{stats.rate:.0f} req/s"
         )
         self._live.update(self._status)
 

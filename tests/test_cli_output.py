@@ -252,7 +252,10 @@ def test_progress_is_shown_on_a_terminal(run: Runner, serve) -> None:
     shown = b"".join(chunks).decode("utf-8", "replace")
 
     assert proc.returncode == 0
-    live = r"\d+ done · \d+ queued · \d+ in flight · \d+ broken · \d+ req/s"
+    live = (
+        r"\d+ done · \d+ queued · \d+ in flight · \d+ waiting for a host · \d+ broken · "
+        r"\d+ req/s"
+    )
     assert re.search(live, shown), shown
     assert "(complete)" in shown
 

@@ -124,6 +124,7 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
         ("passes", "warnings"),
         ("urls", "anchors"),
         ("links", "fragment"),
+        ("passes", "usage"),
     )
     for table, column in added:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")

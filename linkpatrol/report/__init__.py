@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.policy import site_prefix
-from linkpatrol.store import Change, PassInfo, Store, UrlRecord
+from linkpatrol.store import Change, PassInfo, SlotUsage, Store, UrlRecord
 from linkpatrol.verdict import is_reportable
 
 JSON_SCHEMA_VERSION = 1
@@ -73,6 +73,40 @@ class Summary:
     redirects: int
     requests: int
     elapsed: float
+    fetch: FetchUse | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchUse:
+    """How the fetch slots (--concurrency) were used over the pass, on average."""
+
+    slots: float  # slots available
+    busy: float  # share of slots with a request in flight
+    waiting: float  # share of slots free while a URL waited for its host's turn
+    idle: float  # share of slots with nothing to do
+    queue: float  # URLs waiting for a verdict
+
+    @staticmethod
+    def of(usage: SlotUsage | None) -> FetchUse | None:
+        if usage is None or usage.seconds <= 0 or usage.slot_seconds <= 0:
+            return None
+        busy = usage.busy_seconds / usage.slot_seconds
+        waiting = usage.waiting_seconds / usage.slot_seconds
+        return FetchUse(
+            slots=usage.slot_seconds / usage.seconds,
+            busy=busy,
+            waiting=waiting,
+            idle=max(0.0, 1.0 - busy - waiting),
+            queue=usage.queue_seconds / usage.seconds,
+        )
+
+    def advice(self) -> str | None:
+        """What the figures suggest, if anything."""
+        if self.waiting >= 0.25:
+            return "slots often waited for a host's turn: a higher --per-host (or --delay 0) helps"
+        if self.busy >= 0.9 and self.queue > self.slots:
+            return "every slot was busy with URLs queued: a higher --concurrency helps"
+        return None
 
 
 @dataclass(slots=True)
@@ -273,6 +307,7 @@ def build_report(
         redirects=redirects,
         requests=info.requests,
         elapsed=info.elapsed,
+        fetch=FetchUse.of(info.usage),
     )
     return Report(
         version=__version__,

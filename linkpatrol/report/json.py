@@ -66,6 +66,15 @@ def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
             "redirects": s.redirects,
             "requests": s.requests,
             "elapsed": round(s.elapsed, 3),
+            "fetch": None
+            if s.fetch is None
+            else {
+                "slots": round(s.fetch.slots, 1),
+                "busy": round(s.fetch.busy, 3),
+                "waiting": round(s.fetch.waiting, 3),
+                "idle": round(s.fetch.idle, 3),
+                "queue": round(s.fetch.queue, 1),
+            },
         },
         "passes": [
             {

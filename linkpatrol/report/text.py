@@ -140,4 +140,12 @@ def render_text(report: Report) -> str:
         f"{broken_text}, {s.warnings} {warn_word}, {s.requests} requests, "
         f"{s.elapsed:.1f} s"
     )
+    if s.fetch is not None:
+        f = s.fetch
+        out.append(
+            f"Fetch slots ({f.slots:.0f}): {f.busy:.0%} busy, {f.waiting:.0%} waiting for a "
+            f"host's turn, {f.idle:.0%} idle; {f.queue:.0f} URLs queued on average"
+        )
+        if (advice := f.advice()) is not None:
+            out.append(f"  ({advice})")
     return "\n".join(out) + "\n"

@@ -15,6 +15,31 @@ from linkpatrol.model import Action, State, StoreError
 
 
 @dataclass(frozen=True, slots=True)
+class SlotUsage:
+    """How a crawl's fetch slots (--concurrency) were used, summed over time.
+
+    Each ``*_seconds`` is a time integral: ``busy_seconds`` is the sum over the run of
+    the requests in flight times how long they were, so ``busy_seconds / slot_seconds``
+    is the share of slots busy. Runs (and workers) of one pass add up.
+    """
+
+    seconds: float = 0.0  # time measured
+    slot_seconds: float = 0.0  # slots available
+    busy_seconds: float = 0.0  # slots with a request in flight
+    waiting_seconds: float = 0.0  # free slots with a URL that waits for its host's turn
+    queue_seconds: float = 0.0  # URLs due and not started yet
+
+    def __add__(self, other: SlotUsage) -> SlotUsage:
+        return SlotUsage(
+            self.seconds + other.seconds,
+            self.slot_seconds + other.slot_seconds,
+            self.busy_seconds + other.busy_seconds,
+            self.waiting_seconds + other.waiting_seconds,
+            self.queue_seconds + other.queue_seconds,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class PassInfo:
     """One pass: a crawl from the start URLs until every reachable URL has a verdict."""
 
@@ -33,6 +58,7 @@ class PassInfo:
     stop_reason: str | None = None
     broken: int | None = None  # counted when a run of the pass ends (None: not counted)
     warnings: int | None = None
+    usage: SlotUsage | None = None  # how the fetch slots were used (None: not measured)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +218,13 @@ class Store(Protocol):
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]: ...
 
     def end_run(
-        self, pass_id: int, elapsed: float, now: float, complete: bool, stop_reason: str | None
+        self,
+        pass_id: int,
+        elapsed: float,
+        now: float,
+        complete: bool,
+        stop_reason: str | None,
+        usage: SlotUsage | None = None,
     ) -> PassInfo: ...
 
     def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
@@ -275,6 +307,7 @@ __all__ = [
     "PassInfo",
     "PassLimits",
     "SiteRecord",
+    "SlotUsage",
     "Store",
     "Task",
     "UrlRecord",

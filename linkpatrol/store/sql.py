@@ -12,6 +12,7 @@ backend supplies its connections and transactions as a :class:`Session`:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -31,6 +32,7 @@ from linkpatrol.store import (
     PassInfo,
     PassLimits,
     SiteRecord,
+    SlotUsage,
     Task,
     UrlRecord,
     WorkerInfo,
@@ -60,7 +62,8 @@ CREATE TABLE IF NOT EXISTS passes(
   max_similar {int} NOT NULL DEFAULT 0,
   stop_reason TEXT,
   broken {int},
-  warnings {int}
+  warnings {int},
+  usage TEXT
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -147,6 +150,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE passes ADD COLUMN broken {int}",
         "ALTER TABLE passes ADD COLUMN warnings {int}",
         "ALTER TABLE urls ADD COLUMN anchors TEXT",
+        "ALTER TABLE passes ADD COLUMN usage TEXT",
         "ALTER TABLE links ADD COLUMN fragment TEXT",
     ),
 }
@@ -164,7 +168,7 @@ _HISTORY_COLUMNS = (
 )
 _PASS_COLUMNS = (
     "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
-    "requested, parsed, seen, stop_reason, broken, warnings"
+    "requested, parsed, seen, stop_reason, broken, warnings, usage"
 )
 
 
@@ -405,6 +409,7 @@ class SqlStore(ABC):
             stop_reason=row[11],
             broken=row[12],
             warnings=row[13],
+            usage=SlotUsage(**json.loads(row[14])) if row[14] else None,
             resumed=resumed,
         )
 
@@ -497,7 +502,13 @@ class SqlStore(ABC):
         return self._pass(pass_id, resumed)
 
     def end_run(
-        self, pass_id: int, elapsed: float, now: float, complete: bool, stop_reason: str | None
+        self,
+        pass_id: int,
+        elapsed: float,
+        now: float,
+        complete: bool,
+        stop_reason: str | None,
+        usage: SlotUsage | None = None,
     ) -> PassInfo:
         """This worker's run ends: it leaves the crew, its leases are freed at once.
 
@@ -512,6 +523,14 @@ class SqlStore(ABC):
                 "SELECT started_at, crew_since FROM workers WHERE id = ?", (self._owner,)
             ).fetchone()
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
+            if usage is not None:
+                row = s.execute("SELECT usage FROM passes WHERE id = ?", (pass_id,)).fetchone()
+                if row and row[0]:
+                    usage = SlotUsage(**json.loads(row[0])) + usage
+                s.execute(
+                    "UPDATE passes SET usage = ? WHERE id = ?",
+                    (json.dumps(dataclasses.asdict(usage)), pass_id),
+                )
             others = s.execute(
                 "SELECT count(*) FROM workers WHERE pass_id = ?", (pass_id,)
             ).fetchone()[0]
