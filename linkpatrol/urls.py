@@ -359,21 +359,31 @@ def relative_to(url: str, base: str) -> str:
     return (path or "/") + ("?" + query if query else "")
 
 
-# a path segment or query value made of numbers alone: 2026, 11, 2026-11-22, 1.5
-_NUMBER_ONLY = re.compile(r"(?<=[/=])[0-9]+(?:[-._:][0-9]+)*(?=[/?&;#]|$)")
+# a path segment made of numbers alone: 2026, 11, 2026-11-22, 1.5
+_NUMBER_ONLY = re.compile(r"(?<=/)[0-9]+(?:[-._:][0-9]+)*(?=/|$)")
+# a path segment that looks generated: 16 or more letters and digits, both present
+# (session IDs, hashes, UUIDs)
+_TOKEN = re.compile(r"(?<=/)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[\w-]{16,}(?=/|$)", re.ASCII)
+# path parameters: /page;jsessionid=0A1B2C
+_PATH_PARAMS = re.compile(r";[^/]*")
 
 
 def numeric_pattern(url: str) -> str | None:
-    """The URL with each number-only path segment or query value as ``#``; None if it has none.
+    """The URL as a pattern of similar URLs; None if it stands for itself alone.
 
-    Calendars (``/cal/2026/11``, ``?date=2026-11-22``) and paginations (``?page=7``) make
-    endless URLs that differ only in such numbers; counting URLs per pattern is how a
-    crawl notices one. Numbers inside names (``page-12.html``) do not count: a site may
-    well have thousands of those.
+    In the path, number-only segments, generated-looking tokens and path parameters
+    become ``#``; a query string, whatever it holds, becomes ``?#``. Calendars
+    (``/cal/2026/11``), paginations (``?page=7``), session IDs (``?sid=9f8e…``,
+    ``;jsessionid=…``) and query permutations (``?b=2&a=1``) make endless URLs that differ
+    only there; counting URLs per pattern is how a crawl notices one. Numbers inside
+    names (``page-12.html``) do not count: a site may well have thousands of those.
     """
     start = url.find("/", url.find("//") + 2) if "//" in url else -1
     if start < 0:
         return None
     tail = url[start:]
-    pattern = _NUMBER_ONLY.sub("#", tail)
+    path, mark, _ = tail.partition("?")
+    pattern = _TOKEN.sub("#", _NUMBER_ONLY.sub("#", _PATH_PARAMS.sub(";#", path)))
+    if mark:
+        pattern += "?#"
     return None if pattern == tail else url[:start] + pattern

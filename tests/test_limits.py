@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -404,3 +406,67 @@ def test_parser_dying_is_retried_once_then_broken(run: Runner, serve) -> None:
     assert len(attempts) == 2, attempts
     assert urls[site.url("/fine-child.html")]["state"] == "ok"
     assert site.counts()["/crash.html"] == 1
+
+
+class SessionSite(LoopbackSite):
+    """Every page links to pages carrying a fresh session ID, forever."""
+
+    def __init__(self, pages: dict[str, Page | Handler]) -> None:
+        super().__init__(pages)
+        self._ids = itertools.count(1)
+
+    def _sid(self) -> str:
+        return hashlib.sha1(str(next(self._ids)).encode()).hexdigest()[:24]
+
+    def lookup(self, path: str) -> Page | Handler | None:
+        if not path.startswith("/shop/"):
+            return super().lookup(path)
+        return Page(
+            html(
+                f'<a href="/shop/item?sid={self._sid()}">item</a>',
+                f'<a href="/shop/item?sid={self._sid()}">another</a>',
+            )
+        )
+
+
+class FacetSite(LoopbackSite):
+    """Faceted navigation: each page links to itself with every facet added, in any order."""
+
+    FACETS = ("color", "size", "brand", "price", "sort", "stock", "rating", "ship")
+
+    def lookup(self, path: str) -> Page | Handler | None:
+        if not path.startswith("/list"):
+            return super().lookup(path)
+        query = path.partition("?")[2]
+        given = [part for part in query.split("&") if part]
+        links = [
+            f'<a href="/list?{"&".join([*given, f"{name}=x"])}">{name}</a>'
+            for name in self.FACETS
+            if not any(part.startswith(name + "=") for part in given)
+        ]
+        return Page(html(*links))
+
+
+@pytest.mark.parametrize(
+    ("site_class", "start", "pattern"),
+    [
+        (SessionSite, "/shop/", "session IDs"),
+        (FacetSite, "/list", "query permutations"),
+    ],
+    ids=["session-ids", "query-permutations"],
+)
+def test_session_id_and_query_permutation_traps_end_under_default_limits(
+    run: Runner, site_class: type[LoopbackSite], start: str, pattern: str
+) -> None:
+    home = {"/": Page(html(f'<a href="{start}">{pattern}</a>')), "/robots.txt": Page("")}
+    with site_class(home) as site:
+        code, report = run.check_json(site.url("/"), timeout=110)
+        requested = [h.path for h in site.requests() if h.path != "/robots.txt"]
+
+    assert code == 0 and report["complete"] is True
+    # each trap is one family of similar URLs: at most --max-similar (3000) requested
+    assert 1000 <= len(requested) <= 3000 + 2
+    assert len(requested) == len(set(requested))
+    limited = [e for e in report["urls"] if e["state"] == "unchecked"]
+    assert limited
+    assert all("--max-similar limit of 3000 URLs like" in e["error"] for e in limited)
