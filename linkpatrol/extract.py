@@ -41,7 +41,7 @@ class Page:
 
 
 _LINE_CAP = 65535
-_HTML_SPACE = " \t\n\r\f"
+HTML_SPACE = " \t\n\r\f"
 # The rest of a tag after its name, read as the HTML tokenizer reads it: a quoted
 # attribute value may hold '>' and newlines. Possessive, so no input makes it backtrack.
 _TAG_REST = (
@@ -113,7 +113,7 @@ _REFRESH_RE = re.compile(
 @functools.lru_cache(maxsize=256)
 def _codec_name(label: str, in_document: bool) -> str | None:
     """Python codec for a charset label, or None when Python cannot decode pages with it."""
-    label = label.strip(_HTML_SPACE + "\"'")
+    label = label.strip(HTML_SPACE + "\"'")
     if not label or len(label) > 64:
         return None
     try:
@@ -171,7 +171,7 @@ def css_urls(text: str, first_line: int = 1) -> list[tuple[str, int]]:
     line = first_line
     counted = 0
     for match in _CSS_URL_RE.finditer(text):
-        url = next((group for group in match.groups() if group is not None), "").strip(_HTML_SPACE)
+        url = next((group for group in match.groups() if group is not None), "").strip(HTML_SPACE)
         if not url:
             continue
         line += text.count("\n", counted, match.start())
@@ -214,7 +214,7 @@ def _refresh_url(content: str) -> str | None:
     if url[0] in "\"'":
         close = url.find(url[0], 1)
         url = url[1:close] if close >= 0 else url[1:]
-    return url.strip(_HTML_SPACE) or None
+    return url.strip(HTML_SPACE) or None
 
 
 @functools.lru_cache(maxsize=256)
@@ -423,7 +423,7 @@ def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tu
             for url in _srcset_urls(value):
                 found.append((name, url))
             continue
-        value = value.strip(_HTML_SPACE)
+        value = value.strip(HTML_SPACE)
         if value:
             found.append((name, value))
     return found
@@ -432,10 +432,10 @@ def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tu
 def _special_links(element: etree._Element, tag: str) -> list[tuple[str, str]]:
     """Links of elements whose attributes count only in some cases."""
     if tag == "input":
-        kind = (element.get("type") or "").strip(_HTML_SPACE).lower()
+        kind = (element.get("type") or "").strip(HTML_SPACE).lower()
         return _attribute_links(element, ("src",)) if kind == "image" else []
     if tag == "meta":
-        equiv = (element.get("http-equiv") or "").strip(_HTML_SPACE).lower()
+        equiv = (element.get("http-equiv") or "").strip(HTML_SPACE).lower()
         content = element.get("content")
         if equiv == "refresh" and content is not None:
             target = _refresh_url(content)
@@ -465,7 +465,7 @@ class _Collector:
             href = element.get("href")
             if href is not None:
                 self.seen_base = True
-                self.base_href = href.strip(_HTML_SPACE) or None
+                self.base_href = href.strip(HTML_SPACE) or None
 
     def add(
         self,

@@ -23,14 +23,13 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from linkpatrol.config import SiteSettings
-from linkpatrol.extract import Page, extract_html
+from linkpatrol.extract import HTML_SPACE, Page, extract_html
 from linkpatrol.model import Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL
 
 _CACHE_LIMIT = 200_000
-_HTML_SPACE = " \t\n\r\f"
 _ACTIONS = {a.value: a for a in Action}
 
 
@@ -111,7 +110,7 @@ class LinkDecider:
         links: list[_WireLink] = []
         for link in page.links:
             raw, hashed, fragment = link.url.partition("#")
-            if not raw.strip(_HTML_SPACE):  # "#top": within this page; its anchors say
+            if not raw.strip(HTML_SPACE):  # "#top": within this page; its anchors say
                 itself = self.decide(url, url) if fragment else None
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))

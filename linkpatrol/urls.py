@@ -368,7 +368,7 @@ _TOKEN = re.compile(r"(?<=/)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[\w-]{16,}(?=/|$)",
 _PATH_PARAMS = re.compile(r";[^/]*")
 
 
-def numeric_pattern(url: str) -> str | None:
+def similar_pattern(url: str) -> str | None:
     """The URL as a pattern of similar URLs; None if it stands for itself alone.
 
     In the path, number-only segments, generated-looking tokens and path parameters

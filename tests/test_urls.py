@@ -9,11 +9,11 @@ from linkpatrol.urls import (
     canonical,
     has_userinfo,
     is_http,
-    numeric_pattern,
     origin,
     path_depth,
     relative_to,
     scheme,
+    similar_pattern,
 )
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -388,7 +388,7 @@ def test_equivalent_spellings_are_equal(
         ("mailto:a@b.example", None),
     ],
 )
-def test_numeric_pattern_counts_number_only_segments_and_values(
+def test_similar_pattern_counts_numbers_tokens_and_queries_as_one(
     url: str, pattern: str | None
 ) -> None:
-    assert numeric_pattern(url) == pattern
+    assert similar_pattern(url) == pattern

@@ -37,7 +37,7 @@ from linkpatrol.store import (
     UrlRecord,
     WorkerInfo,
 )
-from linkpatrol.urls import is_http, numeric_pattern, origin
+from linkpatrol.urls import is_http, origin, similar_pattern
 
 SCHEMA_VERSION = 2
 # a worker that has not said it lives for this long is taken for gone by readers that
@@ -808,16 +808,17 @@ class SqlStore(ABC):
                     settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
                 elif (
                     max_similar
-                    and (pattern := numeric_pattern(url)) is not None
-                    and (self._pattern_count(s, pass_id, pattern, counted) >= max_similar)
+                    and (pattern := similar_pattern(url)) is not None
+                    and (similar := self._pattern_count(s, pass_id, pattern, counted))
+                    >= max_similar
                 ):
                     reason = (
                         f"not checked: --max-similar limit of {max_similar} URLs like {pattern}"
                     )
                     settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
                 else:
-                    if max_similar and (pattern := numeric_pattern(url)) is not None:
-                        counted[pattern] = self._pattern_count(s, pass_id, pattern, counted) + 1
+                    if max_similar and pattern is not None:
+                        counted[pattern] = similar + 1
                     queued.append((url_id, pass_id, _origin_of(url), random.getrandbits(62)))
                 seen += 1
             s.executemany(
