@@ -28,7 +28,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,12 +39,10 @@ sys.path.insert(0, str(ROOT))
 from linkpatrol.model import ExitCode  # noqa: E402
 from tests.conftest import (  # noqa: E402
     Runner,
-    _admin,
-    _drop_schema,
     assert_memory_intact,
     comparable,
-    in_schema,
     is_postgres,
+    scratch_schema,
 )
 from tests.sitesrv import TestSite  # noqa: E402
 from tests.test_crash_soak import (  # noqa: E402
@@ -136,12 +133,8 @@ def new_memory(db: str, work: Path, number: int) -> Iterator[str]:
     if not is_postgres(db):
         yield str(work / f"memory-{number}.db")
         return
-    schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex[:12]}"
-    _admin(db, f'CREATE SCHEMA "{schema}"')
-    try:
-        yield in_schema(db, schema)
-    finally:
-        _drop_schema(db, schema)
+    with scratch_schema(db, SCHEMA_PREFIX) as url:
+        yield url
 
 
 def soak_pass(

@@ -10,8 +10,9 @@ import os
 import signal
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from linkpatrol import __version__
 from linkpatrol.config import (
@@ -27,7 +28,9 @@ from linkpatrol.config import (
 )
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError
 from linkpatrol.report import Report, build_report, render_pieces
-from linkpatrol.store import open_store
+from linkpatrol.store import Store, open_store
+
+T = TypeVar("T")
 
 # option dest -> config key, for the options that take a value
 _VALUE_OPTIONS = (
@@ -117,7 +120,11 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
 def _add_memory_options(p: argparse.ArgumentParser) -> None:
     """The options of the commands that only read the memory and print."""
     p.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+        "--format",
+        dest="print_format",  # not the report format, which the configuration may set
+        choices=("text", "json"),
+        default="text",
+        help="output format (default: text)",
     )
     p.add_argument("--config", metavar="FILE", help="configuration file")
     p.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
@@ -447,19 +454,27 @@ def _wants_progress(settings: SiteSettings) -> bool:
     return sys.stdout.isatty() and sys.stderr.isatty()
 
 
-def _run_report(settings: SiteSettings) -> ExitCode:
+def _read_memory(settings: SiteSettings, query: Callable[[Store], T]) -> T:
+    """What ``query`` reads from the memory, opened for reading only."""
     store = open_store(settings.db, crawl=False)
     try:
-        report = build_report(
+        return query(store)
+    finally:
+        store.close()
+
+
+def _run_report(settings: SiteSettings) -> ExitCode:
+    report = _read_memory(
+        settings,
+        lambda store: build_report(
             store,
             report_after=settings.report_after,
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
             fail_on=settings.fail_on,
             check_anchors=settings.check_anchors,
-        )
-    finally:
-        store.close()
+        ),
+    )
     _emit(report, settings)
     return _exit_code(report)
 
@@ -467,11 +482,7 @@ def _run_report(settings: SiteSettings) -> ExitCode:
 def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
     from linkpatrol.report.history import load_history, render_history_json, render_history_text
 
-    store = open_store(settings.db, crawl=False)
-    try:
-        history = load_history(store, url)
-    finally:
-        store.close()
+    history = _read_memory(settings, lambda store: load_history(store, url))
     text = render_history_json(history) if format_ == "json" else render_history_text(history)
     sys.stdout.write(text)
     return ExitCode.CLEAN
@@ -504,11 +515,7 @@ def _run_init(
 def _run_status(settings: SiteSettings, format_: str) -> ExitCode:
     from linkpatrol.report.status import pass_status, render_status_json, render_status_text
 
-    store = open_store(settings.db, crawl=False)
-    try:
-        status = pass_status(store)
-    finally:
-        store.close()
+    status = _read_memory(settings, pass_status)
     sys.stdout.write(
         render_status_json(status) if format_ == "json" else render_status_text(status)
     )
@@ -524,10 +531,9 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         return ExitCode.USAGE
     try:
         if args.command in ("history", "status"):
-            format_, args.format = args.format, None  # not the report format of the config
             if args.command == "status":
-                return _run_status(_settings(args), format_)
-            return _run_history(_settings(args), args.url, format_)
+                return _run_status(_settings(args), args.print_format)
+            return _run_history(_settings(args), args.url, args.print_format)
         if args.command == "init":
             return _run_init(parser, args.urls, Path(args.config), args.force, err)
         if args.command == "completion":

@@ -18,17 +18,16 @@ import contextlib
 import signal
 import threading
 from collections.abc import Awaitable, Callable
-from html import escape
 from importlib import resources
 from typing import Any, TextIO, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from aiohttp import web
 
 from linkpatrol.model import ExitCode, LinkpatrolError, State
-from linkpatrol.report import build_report
+from linkpatrol.report import build_report, moment
 from linkpatrol.report.history import load_history
-from linkpatrol.report.html import report_sections, script, stylesheet
+from linkpatrol.report.html import link, report_sections, script, stylesheet, text
 from linkpatrol.report.status import PassStatus, pass_status, status_dict
 from linkpatrol.report.text import status_line
 from linkpatrol.store import Store, open_store
@@ -68,18 +67,10 @@ class Memory:
 _MEMORY: web.AppKey[Memory] = web.AppKey("memory", Memory)
 
 
-def web_link(url: str, text: str | None = None) -> str:
-    """``url`` as a link when it is http(s), else as plain text; escaped either way."""
-    shown = escape(text if text is not None else url)
-    if urlsplit(url).scheme.lower() in ("http", "https"):
-        return f'<a href="{escape(url, quote=True)}" rel="noreferrer">{shown}</a>'
-    return f"<span>{shown}</span>"
-
-
-def url_page_link(url: str, text: str | None = None) -> str:
+def url_page_link(url: str, label: str | None = None) -> str:
     """A link to the dashboard's own page about ``url``."""
     href = "/url?u=" + quote(url, safe="")
-    return f'<a href="{escape(href, quote=True)}">{escape(text if text is not None else url)}</a>'
+    return f'<a href="{text(href)}">{text(label if label is not None else url)}</a>'
 
 
 def _page(
@@ -91,7 +82,7 @@ def _page(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(title)} · linkpatrol</title>
+<title>{text(title)} · linkpatrol</title>
 <link rel="stylesheet" href="/static/report.css">
 <link rel="stylesheet" href="/static/dashboard.css">
 <script src="/static/report.js" defer></script>
@@ -127,7 +118,7 @@ def _progress_panel(status: PassStatus) -> str:
     )
     return f"""<section id="progress" class="progress" data-live="{int(not data["complete"])}">
 <h2>Pass <span data-field="pass">{data["pass"]}</span>:
-<span data-field="phase">{escape(data["phase"])}</span></h2>
+<span data-field="phase">{text(data["phase"])}</span></h2>
 <progress max="100" value="{percent}" aria-label="share of known URLs done">{percent}%</progress>
 <p><span data-field="done">{data["done"]}</span> of <span data-field="seen">{data["seen"]}</span>
 URLs done, <span data-field="pending">{data["pending"]}</span> waiting;
@@ -155,34 +146,34 @@ async def api_status(request: web.Request) -> web.Response:
 
 
 async def search(request: web.Request) -> web.Response:
-    text = request.query.get("q", "").strip()
+    wanted = request.query.get("q", "").strip()
     try:
         page = max(0, int(request.query.get("page", "0")))
     except ValueError:
         page = 0
     found = await request.app[_MEMORY].read(
-        lambda store: store.find_urls(text, SEARCH_PAGE + 1, page * SEARCH_PAGE)
+        lambda store: store.find_urls(wanted, SEARCH_PAGE + 1, page * SEARCH_PAGE)
     )
     more = len(found) > SEARCH_PAGE
     rows = "".join(
         f'<tr><td class="url">{url_page_link(r.url)}</td>'
         f'<td><span class="state-{r.state.value}">{r.state.value}</span></td>'
-        f"<td>{escape(str(r.http_status or ''))}</td><td>{escape(r.error or '')}</td></tr>"
+        f"<td>{text(str(r.http_status or ''))}</td><td>{text(r.error or '')}</td></tr>"
         for r in found[:SEARCH_PAGE]
     )
     start = page * SEARCH_PAGE
     shown = f"{start + 1}–{start + min(len(found), SEARCH_PAGE)}" if found else "none"
     pager = ""
     if page:
-        pager += f'<a href="/search?q={quote(text)}&amp;page={page - 1}">previous</a> '
+        pager += f'<a href="/search?q={quote(wanted)}&amp;page={page - 1}">previous</a> '
     if more:
-        pager += f'<a href="/search?q={quote(text)}&amp;page={page + 1}">next</a>'
-    body = f"""<h1>URLs containing “{escape(text)}”</h1>
+        pager += f'<a href="/search?q={quote(wanted)}&amp;page={page + 1}">next</a>'
+    body = f"""<h1>URLs containing “{text(wanted)}”</h1>
 <p class="count">Matches {shown}</p>
 <table class="urls"><thead><tr><th>URL</th><th>Verdict</th><th>Status</th><th>Error</th></tr>
 </thead><tbody>{rows}</tbody></table>
 <nav class="pager">{pager}</nav>"""
-    return _page(f"Search: {text}", body)
+    return _page(f"Search: {wanted}", body)
 
 
 async def url_page(request: web.Request) -> web.Response:
@@ -190,20 +181,20 @@ async def url_page(request: web.Request) -> web.Response:
     try:
         history = await request.app[_MEMORY].read(lambda store: load_history(store, url))
     except LinkpatrolError as exc:
-        body = f"<h1>Not in the memory</h1><p>{escape(str(exc))}</p>"
+        body = f"<h1>Not in the memory</h1><p>{text(str(exc))}</p>"
         return _page("Not found", body, http_status=404)
     r = history.record
     entry = history.entry
     changes = "".join(
-        f"<tr><td>{escape(_when(c.at))}</td><td>{c.pass_id or ''}</td>"
+        f"<tr><td>{text(moment(c.at))}</td><td>{c.pass_id or ''}</td>"
         f'<td><span class="state-{c.state.value}">{c.state.value}</span></td>'
-        f"<td>{escape(str(c.http_status or ''))}</td><td>{escape(c.error or '')}</td></tr>"
+        f"<td>{text(str(c.http_status or ''))}</td><td>{text(c.error or '')}</td></tr>"
         for c in reversed(history.changes)
     )
     referrers = "".join(
         f"<li>{url_page_link(page)} "
         + (f"line {line}" if line is not None else "(redirect)")
-        + f" · {web_link(page, 'open')}</li>"
+        + f" · {link(page, 'open')}</li>"
         for page, line in r.referrers
     )
     links = "".join(
@@ -213,17 +204,17 @@ async def url_page(request: web.Request) -> web.Response:
         for link in history.links
     )
     facts = [
-        ("Verdict", f'<span class="state-{r.state.value}">{escape(status_line(entry))}</span>'),
-        ("Action", escape(r.action.value)),
-        ("Content type", escape(r.content_type or "")),
+        ("Verdict", f'<span class="state-{r.state.value}">{text(status_line(entry))}</span>'),
+        ("Action", text(r.action.value)),
+        ("Content type", text(r.content_type or "")),
         ("Redirects to", url_page_link(r.redirect_to) if r.redirect_to else ""),
-        ("First seen", escape(_when(r.first_seen))),
-        ("Last checked", escape(_when(r.last_checked))),
-        ("Last good", escape(_when(r.last_good))),
+        ("First seen", text(moment(r.first_seen))),
+        ("Last checked", text(moment(r.last_checked))),
+        ("Last good", text(moment(r.last_good))),
         ("Response time", f"{r.response_ms:.0f} ms" if r.response_ms is not None else ""),
     ]
     rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts if v)
-    body = f"""<h1 class="url">{web_link(r.url)}</h1>
+    body = f"""<h1 class="url">{link(r.url)}</h1>
 <table class="facts">{rows}</table>
 <h2>Changes of verdict ({len(history.changes)})</h2>
 <table class="changes"><thead><tr><th>When (UTC)</th><th>Pass</th><th>Verdict</th>
@@ -233,13 +224,6 @@ async def url_page(request: web.Request) -> web.Response:
 <h2>Links it holds ({len(history.links)})</h2>
 <ul class="refs">{links or "<li>none (not a page, or not parsed)</li>"}</ul>"""
     return _page(r.url, body)
-
-
-def _when(timestamp: float | None) -> str:
-    from linkpatrol.report import iso
-
-    stamp = iso(timestamp)
-    return stamp.replace("T", " ").removesuffix("+00:00") if stamp else "never"
 
 
 def _static(data: bytes, content_type: str) -> Callable[[web.Request], Awaitable[web.Response]]:

@@ -10,6 +10,7 @@ Where that server cannot be reached the PostgreSQL runs are skipped, saying why,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -124,15 +125,25 @@ def postgres_server(pytestconfig: pytest.Config) -> str:
     return url
 
 
+@contextlib.contextmanager
+def scratch_schema(server: str, prefix: str = SCHEMA_PREFIX) -> Iterator[str]:
+    """The URL of a new, empty schema on ``server``, dropped when the block ends.
+
+    Its name says when it was made, so that another test session leaves it alone.
+    """
+    schema = f"{prefix}{int(time.time())}_{uuid.uuid4().hex[:8]}"
+    _admin(server, f'CREATE SCHEMA "{schema}"')
+    try:
+        yield in_schema(server, schema)
+    finally:
+        _drop_schema(server, schema)
+
+
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A fresh, empty schema for this test alone, dropped at its end."""
-    schema = f"{SCHEMA_PREFIX}{int(time.time())}_{uuid.uuid4().hex[:8]}"
-    _admin(postgres_server, f'CREATE SCHEMA "{schema}"')
-    try:
-        yield in_schema(postgres_server, schema)
-    finally:
-        _drop_schema(postgres_server, schema)
+    with scratch_schema(postgres_server) as url:
+        yield url
 
 
 @pytest.fixture

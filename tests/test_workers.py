@@ -11,7 +11,6 @@ import json
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,11 @@ import pytest
 
 from tests import sitesrv
 from tests.conftest import (
-    SCHEMA_PREFIX,
     Runner,
-    _admin,
-    _drop_schema,
     assert_memory_intact,
     comparable,
-    in_schema,
     memory_rows,
+    scratch_schema,
 )
 from tests.sitesrv import Page
 from tests.test_stop_resume import Gate, generated_site
@@ -40,12 +36,8 @@ LIMIT = 120.0  # seconds any one worker may take: the leases of the dead are nev
 @pytest.fixture
 def fresh_url(postgres_server: str) -> Iterator[str]:
     """A second empty schema: where one worker alone crawls the same site, to compare."""
-    schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex[:12]}"
-    _admin(postgres_server, f'CREATE SCHEMA "{schema}"')
-    try:
-        yield in_schema(postgres_server, schema)
-    finally:
-        _drop_schema(postgres_server, schema)
+    with scratch_schema(postgres_server) as url:
+        yield url
 
 
 def slowly(handlers: dict[str, Callable[[Any], int]], pause: float) -> dict[str, Any]:

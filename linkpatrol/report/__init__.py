@@ -191,6 +191,12 @@ def iso(timestamp: float | None) -> str | None:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
+def moment(timestamp: float | None) -> str:
+    """A moment for people: '2026-11-22 02:00:09' (UTC), or 'never'."""
+    stamp = iso(timestamp)
+    return f"{stamp[:10]} {stamp[11:19]}" if stamp else "never"
+
+
 def entry_of(
     record: UrlRecord, reportable: bool = False, links: list[Referrer] | None = None
 ) -> Entry:

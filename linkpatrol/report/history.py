@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from linkpatrol.model import StoreError
-from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, entry_of, iso
+from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, entry_of, iso, moment
 from linkpatrol.report.json import change_dict
 from linkpatrol.report.text import clean, status_line
 from linkpatrol.store import Change, Store, UrlRecord
@@ -27,9 +27,6 @@ class UrlHistory:
         entry.changes = self.changes
         return entry
 
-    def flaps(self, until: float | None = None) -> int:
-        return self.entry.flaps(time.time() if until is None else until)
-
 
 def load_history(store: Store, url: str) -> UrlHistory:
     """The history of ``url`` (any spelling of it); StoreError when the memory never saw it."""
@@ -45,20 +42,15 @@ def load_history(store: Store, url: str) -> UrlHistory:
     return UrlHistory(record, changes, links)
 
 
-def _moment(timestamp: float | None) -> str:
-    stamp = iso(timestamp)
-    return stamp.replace("T", " ").removesuffix("+00:00") if stamp else "never"
-
-
 def render_history_text(history: UrlHistory, now: float | None = None) -> str:
     r = history.record
     entry = history.entry
     out = [clean(r.url), f"  now: {clean(status_line(entry))}"]
     out.append(
-        f"  first seen {_moment(r.first_seen)}, last checked {_moment(r.last_checked)}, "
-        f"last good {_moment(r.last_good)} (UTC)"
+        f"  first seen {moment(r.first_seen)}, last checked {moment(r.last_checked)}, "
+        f"last good {moment(r.last_good)} (UTC)"
     )
-    flaps = history.flaps(now)
+    flaps = entry.flaps(time.time() if now is None else now)
     heading = f"  changes of verdict ({len(history.changes)}"
     if flaps >= FLAPPING:
         heading += f"; flapping: {flaps} in the last {FLAP_DAYS:g} days"
@@ -67,7 +59,7 @@ def render_history_text(history: UrlHistory, now: float | None = None) -> str:
         detail = change.error or (f"HTTP {change.http_status}" if change.http_status else "")
         where = f"pass {change.pass_id}" if change.pass_id is not None else ""
         out.append(
-            f"    {_moment(change.at)}  {where:<8} {change.state.value:<9} {clean(detail)}".rstrip()
+            f"    {moment(change.at)}  {where:<8} {change.state.value:<9} {clean(detail)}".rstrip()
         )
     if not history.changes:
         out.append("    none recorded")

@@ -45,7 +45,7 @@ from functools import cache
 from importlib.resources import files
 
 from linkpatrol.model import State
-from linkpatrol.report import FLAP_DAYS, Entry, Report, iso
+from linkpatrol.report import FLAP_DAYS, Entry, Report, iso, moment
 from linkpatrol.report.text import clean
 from linkpatrol.urls import relative_to
 
@@ -113,8 +113,7 @@ def _plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def _moment(timestamp: float | None) -> str:
-    stamp = iso(timestamp)
-    return f"{stamp[:10]} {stamp[11:19]} UTC" if stamp else "—"
+    return "—" if timestamp is None else f"{moment(timestamp)} UTC"
 
 
 def _time(timestamp: float | None, day_only: bool = False) -> str:
