@@ -52,6 +52,8 @@ def test_a_report_upgrades_a_schema_1_memory_and_reads_it_all(
     assert broken == ["gone.html", "missing.png", "new-broken.html"]
     gone = next(u for u in report["urls"] if u["url"].endswith("/gone.html"))
     assert [(r["url"].rsplit("/", 1)[1], r["line"]) for r in gone["referrers"]] == [("", 2)]
+    assert report["plugins"] == {}
+    assert memory_rows(str(old_memory), "SELECT count(*) FROM plugin_fields") == [(0,)]
     # the latest pass's verdicts are counted into it; older passes were never counted
     store = open_store(str(old_memory), crawl=False)
     try:
@@ -106,7 +108,7 @@ def test_a_read_only_schema_1_memory_is_refused_with_one_line_and_left_as_it_was
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert "written by an older linkpatrol (schema 1, now 2)" in lines[0]
+    assert f"written by an older linkpatrol (schema 1, now {SCHEMA_VERSION})" in lines[0]
     assert "needs write access" in lines[0]
     assert _digest(old_memory) == before
 
@@ -128,6 +130,7 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
     )
     for table, column in added:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
+    memory_write(db, "DROP TABLE plugin_fields")
     memory_write(db, "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
 
     store = open_store(db, crawl=True)
@@ -140,3 +143,27 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
         (str(SCHEMA_VERSION),)
     ]
     assert memory_rows(db, "SELECT count(response_ms) FROM urls") == [(0,)]
+
+
+@pytest.mark.backends
+def test_each_backend_brings_a_schema_2_memory_forward_to_keep_plugin_fields(db: str) -> None:
+    """Schema 3 adds what plugins add to a report; a reader upgrades the memory once."""
+    store = open_store(db, crawl=True)
+    info = store.begin_pass(["http://127.0.0.1:9/"], 1_700_000_000.0)
+    store.end_run(info.id, 1.0, 1_700_000_001.0, True, None)
+    store.close()
+    memory_write(db, "DROP TABLE plugin_fields")
+    memory_write(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+
+    reader = open_store(db, crawl=False)
+    try:
+        assert reader.plugin_fields(info.id) == {}
+    finally:
+        reader.close()
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    store = open_store(db, crawl=True)
+    try:
+        store.save_plugin_fields(info.id, {"mailto": {"count": 0}})
+        assert store.plugin_fields(info.id) == {"mailto": {"count": 0}}
+    finally:
+        store.close()

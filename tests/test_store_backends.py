@@ -419,6 +419,28 @@ def test_reading_a_memory_without_a_pass_says_so(db: str) -> None:
         open_store(db, crawl=False)
 
 
+@pytest.mark.backends
+def test_plugin_fields_are_kept_per_pass_and_plugin(db: str, store: Store) -> None:
+    first = store.begin_pass([f"{H}/"], T0)
+    store.end_run(first.id, 1.0, T0 + 1, True, None)
+    second = store.begin_pass([f"{H}/"], T0 + 10)
+    nested = {"addresses": ["jürgen@exämple.de"], "more": {"a": [1, None, True, 2.5]}}
+
+    store.save_plugin_fields(first.id, {"zeta": {"n": 1}, "mailto": nested})
+    store.save_plugin_fields(second.id, {"mod:Plugin": {"n": 2}, "mailto": {"n": 0}})
+    store.save_plugin_fields(first.id, {"zeta": {"n": 3}})  # a later run replaces its own
+
+    assert list(store.plugin_fields(first.id).items()) == [("mailto", nested), ("zeta", {"n": 3})]
+    assert list(store.plugin_fields(second.id)) == ["mailto", "mod:Plugin"]
+    assert store.plugin_fields(second.id + 1) == {}
+    store.end_run(second.id, 1.0, T0 + 11, True, None)
+    reader = open_store(db, crawl=False)
+    try:
+        assert reader.plugin_fields(first.id) == {"mailto": nested, "zeta": {"n": 3}}
+    finally:
+        reader.close()
+
+
 def test_both_backends_remember_a_crawl_the_same(postgres_url: str, tmp_path: Any) -> None:
     seen = []
     for location in (str(tmp_path / "memory.db"), postgres_url):

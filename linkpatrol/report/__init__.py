@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import unquote
 
 from linkpatrol import __version__
@@ -125,6 +126,7 @@ class Report:
     warnings_fail: bool = False
     extra: dict[str, object] = field(default_factory=dict)
     passes: list[PassInfo] = field(default_factory=list)  # the last passes, this one last
+    plugins: dict[str, Any] = field(default_factory=dict)  # report fields by plugin name
 
     @property
     def until(self) -> float:
@@ -329,6 +331,7 @@ def build_report(
         xref=xref,
         warnings_fail=fail_on == "warning",
         passes=[p for p in passes if p.id <= info.id],
+        plugins=store.plugin_fields(info.id),
     )
 
 

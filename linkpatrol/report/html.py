@@ -46,7 +46,7 @@ from importlib.resources import files
 
 from linkpatrol.model import State
 from linkpatrol.report import FLAP_DAYS, Entry, Report, iso, moment
-from linkpatrol.report.text import clean
+from linkpatrol.report.text import clean, plugin_text
 from linkpatrol.urls import relative_to
 
 MAX_REFERRERS = 20  # referring pages named in one table row; the rest are counted
@@ -690,9 +690,26 @@ def content_security_policy(script_source: str, style_source: str) -> str:
     )
 
 
+def plugins_section(report: Report) -> str:
+    """What plugins added to the report, as text under each one's name ("" without any)."""
+    if not report.plugins:
+        return ""
+    out = [
+        '<section class="plugins" id="plugins" aria-labelledby="plugins-title">',
+        '<h2 id="plugins-title">Plugins</h2>',
+    ]
+    for name, fields in report.plugins.items():
+        out.append(f"<h3>{text(name)}</h3>")
+        out.append(f'<pre class="plugin-fields">{text(chr(10).join(plugin_text(fields)))}</pre>')
+    out.append("</section>")
+    return "\n".join(out)
+
+
 def report_sections(report: Report) -> str:
-    """The report's body: summary, pictures and table, for a page that brings its own shell."""
-    return "\n".join([summary_section(report), charts_section(report), problems_table(report)])
+    """The report's body: summary, pictures, table and what plugins added, for a page that
+    brings its own shell."""
+    sections = [summary_section(report), charts_section(report), problems_table(report)]
+    return "\n".join(filter(None, [*sections, plugins_section(report)]))
 
 
 def render_html(report: Report) -> str:

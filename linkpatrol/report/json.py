@@ -86,6 +86,7 @@ def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
             }
             for p in report.passes
         ],
+        "plugins": report.plugins,
     }
     if with_urls:
         data["urls"] = [entry_dict(e) for e in report.entries]

@@ -12,7 +12,13 @@ import re
 
 from linkpatrol.model import State
 from linkpatrol.report import Entry, Report
-from linkpatrol.report.text import clean, grouped_referrers, status_line
+from linkpatrol.report.text import (
+    PLUGIN_LINES,
+    clean,
+    grouped_referrers,
+    plugin_lines,
+    status_line,
+)
 
 MAX_ROWS = 50  # links in the table; GitHub comments end at 65,536 characters
 MAX_REFERRERS = 10  # referring pages named in one cell
@@ -56,6 +62,18 @@ def _headline(report: Report) -> str:
     return f"### {mark} linkpatrol: {', '.join(parts)}"
 
 
+def _plugin_sections(report: Report) -> list[str]:
+    """Each plugin's report fields as a nested list; every line a code span, never markup."""
+    out = []
+    for name, fields in report.plugins.items():
+        out += ["", f"#### Plugin {code(name)}", ""]
+        lines = plugin_lines(fields)
+        out.extend(f"{'  ' * depth}- {code(text)}" for depth, text, _ in lines[:PLUGIN_LINES])
+        if len(lines) > PLUGIN_LINES:
+            out.append(f"- …and {len(lines) - PLUGIN_LINES} more lines (`--format json` has all)")
+    return out
+
+
 def render_markdown(report: Report) -> str:
     base = report.start_urls[0] if report.start_urls else ""
     s = report.summary
@@ -88,4 +106,5 @@ def render_markdown(report: Report) -> str:
                 f"…and {len(rows) - MAX_ROWS} more not shown here "
                 "(`linkpatrol report --format text`, `csv` or `json` lists all).",
             ]
+    out += _plugin_sections(report)
     return "\n".join(out) + "\n"

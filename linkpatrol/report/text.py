@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from linkpatrol.model import State
 from linkpatrol.report import FLAP_DAYS, FLAPPING, MISSING_ANCHOR, Entry, Referrer, Report, iso
 from linkpatrol.urls import relative_to
 
 LIMITED_SHOWN = 100  # URLs left out by a limit listed in the text report
+PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report has all
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -61,6 +64,91 @@ def grouped_referrers(referrers: Iterable[Referrer], base: str) -> list[str]:
             out.append(f"{shown}:{lines[0]}")
         else:
             out.append(f"{shown}: lines {', '.join(str(n) for n in sorted(lines))}")
+    return out
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _is_scalar(value: Any) -> bool:
+    return not isinstance(value, dict | list)
+
+
+def _flat(value: Any) -> bool:
+    """Shown on one line: a scalar, or a list of scalars."""
+    return _is_scalar(value) or (isinstance(value, list) and all(map(_is_scalar, value)))
+
+
+def _shown(value: Any) -> str:
+    """A value on one line: lists of plain values joined, anything deeper as JSON."""
+    if isinstance(value, list) and all(map(_is_scalar, value)):
+        return ", ".join(_scalar(v) for v in value) or "none"
+    if not _is_scalar(value):
+        return json.dumps(value, ensure_ascii=False) if value else "none"
+    return _scalar(value)
+
+
+def plugin_lines(fields: Mapping[str, Any]) -> list[tuple[int, str, bool]]:
+    """A plugin's report fields for people: (depth, text, is a list item) per line.
+
+    ``key: value`` per field, lists of plain values on one line, nested objects indented;
+    an object in a list is one item line of its plain fields, its nested ones below it.
+    """
+    lines: list[tuple[int, str, bool]] = []
+
+    def field(depth: int, key: str, value: Any, item: bool = False) -> None:
+        if _flat(value) or not value:
+            lines.append((depth, f"{key}: {_shown(value)}", item))
+            return
+        lines.append((depth, f"{key}:", item))
+        if isinstance(value, dict):
+            for k, v in value.items():
+                field(depth + 1, str(k), v)
+        else:
+            items(depth + 1, value)
+
+    def items(depth: int, values: list[Any]) -> None:
+        for value in values:
+            if not isinstance(value, dict) or not value:
+                lines.append((depth, _shown(value), True))
+                continue
+            plain = [(k, v) for k, v in value.items() if _flat(v)]
+            nested = [(k, v) for k, v in value.items() if not _flat(v)]
+            if plain:
+                lines.append((depth, ", ".join(f"{k}: {_shown(v)}" for k, v in plain), True))
+            else:
+                key, first = nested.pop(0)
+                field(depth, str(key), first, item=True)
+            for k, v in nested:
+                field(depth + 1, str(k), v)
+
+    for key, value in fields.items():
+        field(0, str(key), value)
+    return lines
+
+
+def plugin_text(fields: Mapping[str, Any]) -> list[str]:
+    """A plugin's report fields as indented lines: at most ``PLUGIN_LINES``, then how many more."""
+    lines = plugin_lines(fields)
+    out = [
+        "  " * depth + ("- " if item else "") + text for depth, text, item in lines[:PLUGIN_LINES]
+    ]
+    if len(lines) > PLUGIN_LINES:
+        out.append(f"... {len(lines) - PLUGIN_LINES} more lines (--format json has all)")
+    return out
+
+
+def _plugin_sections(report: Report) -> list[str]:
+    out = []
+    for name, fields in report.plugins.items():
+        out.append(f"Plugin {clean(name)}:")
+        out.extend(f"  {clean(line)}" for line in plugin_text(fields))
+        out.append("")
     return out
 
 
@@ -130,6 +218,7 @@ def render_text(report: Report) -> str:
                     for r in entry.links
                 )
         out.append("")
+    out.extend(_plugin_sections(report))
     s = report.summary
     warn_word = "warning" if s.warnings == 1 else "warnings"
     broken_text = f"{s.broken} broken"

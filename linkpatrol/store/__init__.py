@@ -7,9 +7,9 @@ behind it, and every call that changes something is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from linkpatrol.model import Action, State, StoreError
 
@@ -275,6 +275,15 @@ class Store(Protocol):
 
     def links_from(self, url: str) -> list[tuple[str, int | None]]:
         """The links the page at ``url`` held when last parsed, in page order."""
+        ...
+
+    def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        """Keep what plugins add to a pass's report (JSON-able), replacing what each
+        of them added before."""
+        ...
+
+    def plugin_fields(self, pass_id: int) -> dict[str, dict[str, Any]]:
+        """What plugins added to the pass's report, by plugin name, in name order."""
         ...
 
     def close(self) -> None: ...

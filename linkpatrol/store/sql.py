@@ -19,7 +19,7 @@ import random
 import socket
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -39,7 +39,7 @@ from linkpatrol.store import (
 )
 from linkpatrol.urls import is_http, origin, similar_pattern
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # a worker that has not said it lives for this long is taken for gone by readers that
 # cannot ask the database (a crawler says so every half second)
 WORKER_SILENCE = 10.0
@@ -140,6 +140,12 @@ CREATE TABLE IF NOT EXISTS workers(
   done {int} NOT NULL DEFAULT 0,
   slots {int} NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS plugin_fields(
+  pass_id {int} NOT NULL,
+  plugin TEXT NOT NULL,
+  fields TEXT NOT NULL,
+  PRIMARY KEY(pass_id, plugin)
+);
 """
 
 # What each schema version adds to the one before; a memory written by an older version is
@@ -152,6 +158,10 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE urls ADD COLUMN anchors TEXT",
         "ALTER TABLE passes ADD COLUMN usage TEXT",
         "ALTER TABLE links ADD COLUMN fragment TEXT",
+    ),
+    3: (
+        "CREATE TABLE IF NOT EXISTS plugin_fields(pass_id {int} NOT NULL, plugin TEXT NOT NULL, "
+        "fields TEXT NOT NULL, PRIMARY KEY(pass_id, plugin))",
     ),
 }
 
@@ -1062,6 +1072,28 @@ class SqlStore(ABC):
                 targets.append((dst, line))
         if current is not None:
             yield current, targets
+
+    def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        with self._tx() as s:
+            s.executemany(
+                "INSERT INTO plugin_fields(pass_id, plugin, fields) VALUES(?, ?, ?) "
+                "ON CONFLICT(pass_id, plugin) DO UPDATE SET fields = excluded.fields",
+                [
+                    (pass_id, name, json.dumps(dict(given), ensure_ascii=False))
+                    for name, given in fields.items()
+                ],
+            )
+
+    def plugin_fields(self, pass_id: int) -> dict[str, dict[str, Any]]:
+        with self._read() as s:
+            return {
+                name: json.loads(text)
+                for name, text in s.execute(
+                    "SELECT plugin, fields FROM plugin_fields WHERE pass_id = ? "
+                    f"ORDER BY plugin{self.dialect.binary_text}",
+                    (pass_id,),
+                )
+            }
 
     # ---- history and single URLs ------------------------------------------------------
 
