@@ -6,8 +6,9 @@ Two rules, both applied to the address a connection would really use:
   fail at once, without asking any DNS server.
 - With ``--no-private``, only public addresses are connected to: a host that is, or
   resolves to, a private, loopback, link-local, unspecified, multicast or reserved
-  address is refused. The site's own hosts (those of the start URLs and ``--site``
-  prefixes, as written there) are exempt: they were named on purpose.
+  address is refused. The site's own hosts (those of the start URLs, ``--site``
+  prefixes and ``[[site]]`` prefixes and proxies, as written there) are exempt: they
+  were named on purpose.
 
 The resolver is aiohttp's, wrapped: it is where names become addresses, so a name that
 resolves to ``127.0.0.1`` is refused as surely as ``127.0.0.1`` itself, and what is
@@ -71,9 +72,12 @@ def is_public(address: IPAddress) -> bool:
 
 
 def site_hosts(settings: SiteSettings) -> frozenset[str]:
-    """The hosts of the start URLs and ``--site`` prefixes, as URLs spell them."""
+    """The hosts of the start URLs, ``--site`` prefixes, and ``[[site]]`` prefixes and
+    proxies, as URLs spell them."""
     hosts = set()
-    for url in (*settings.start_urls, *settings.sites):
+    tables = settings.site_tables
+    named = (*(t.prefix for t in tables), *(t.proxy for t in tables if t.proxy))
+    for url in (*settings.start_urls, *settings.sites, *named):
         try:
             authority = canonical(url).split("/", 3)[2]
         except (BadURL, IndexError):

@@ -75,11 +75,15 @@ def is_fresh(record: SiteRecord, now: float) -> bool:
 
 
 async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, int]:
-    """Fetch ``/robots.txt``, following up to five redirects; also says how many requests."""
+    """Fetch ``/robots.txt``, following up to five redirects; also says how many requests.
+
+    Each hop is requested as what it is, a robots.txt: it goes the way of its host's
+    ``[[site]]`` tables, with credentials only where a prefix covers it.
+    """
     url = site_origin + "/robots.txt"
     requests = 0
     for _ in range(ROBOTS_MAX_REDIRECTS + 1):
-        response = await fetcher.fetch("GET", url, want_body=True, any_type=True)
+        response = await fetcher.fetch("GET", url, want_body=True, any_type=True, robots=True)
         requests += response.attempts
         status = response.status
         now = time.time()

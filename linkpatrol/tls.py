@@ -5,6 +5,8 @@ file for every host, plus a ``[[tls]]`` entry's own ``ca_bundle`` for its host.
 ``--insecure HOST``, or ``verify = false`` in a ``[[tls]]`` entry, turns verification
 off for that host only (``*``: every host). A host is written ``name``, ``name:port``,
 an IP address, or ``[IPv6]:port``; without a port it means every port of that host.
+A ``[[site]]`` table's ``ca_bundle`` is trusted too, and its ``insecure = true`` turns
+verification off, for the URLs under its prefix.
 """
 
 from __future__ import annotations
@@ -105,16 +107,21 @@ class TlsPolicy:
     def __init__(self, settings: SiteSettings) -> None:
         extra = (settings.ca_bundle,) if settings.ca_bundle else ()
         self._contexts: dict[tuple[str, ...], ssl.SSLContext] = {}
+        self._extra = extra
         self.default = self._context(extra)
-        self._hosts: list[tuple[HostPattern, ssl.SSLContext | bool]] = [
-            (parse_host(host), False) for host in settings.insecure
+        # the CA bundles trusted for each host pattern; None: not verified
+        self._hosts: list[tuple[HostPattern, tuple[str, ...] | None]] = [
+            (parse_host(host), None) for host in settings.insecure
         ]
         for entry in settings.tls:
-            verify: ssl.SSLContext | bool = False
+            bundles = None
             if entry.verify:
                 bundles = (*extra, entry.ca_bundle) if entry.ca_bundle else extra
-                verify = self._context(bundles)
-            self._hosts.append((parse_host(entry.host), verify))
+                self._context(bundles)  # made now: a bundle that cannot be used fails at once
+            self._hosts.append((parse_host(entry.host), bundles))
+        for table in settings.site_tables:
+            if table.ca_bundle:
+                self._context((*extra, table.ca_bundle))
 
     def _context(self, bundles: tuple[str, ...]) -> ssl.SSLContext:
         context = self._contexts.get(bundles)
@@ -125,12 +132,24 @@ class TlsPolicy:
             self._contexts[bundles] = context
         return context
 
-    def for_host(self, host: str, port: int | None) -> ssl.SSLContext | bool:
-        """The first ``--insecure`` host, then the first ``[[tls]]`` entry, that matches."""
-        for pattern, verify in self._hosts:
+    def for_host(
+        self, host: str, port: int | None, also_trust: str | None = None, verify: bool = True
+    ) -> ssl.SSLContext | bool:
+        """The first ``--insecure`` host, then the first ``[[tls]]`` entry, that matches;
+        ``also_trust`` and ``verify`` are a ``[[site]]`` table's ``ca_bundle`` and
+        ``insecure``."""
+        if not verify:
+            return False
+        bundles: tuple[str, ...] | None = self._extra
+        for pattern, found in self._hosts:
             if _matches(pattern, host, port):
-                return verify
-        return self.default
+                bundles = found
+                break
+        if bundles is None:
+            return False
+        if also_trust and also_trust not in bundles:
+            bundles = (*bundles, also_trust)
+        return self._context(bundles)
 
 
 __all__ = ["ANY_HOST", "TlsPolicy", "format_host", "load_ca_bundle", "parse_host"]
