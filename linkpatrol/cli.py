@@ -16,6 +16,7 @@ from typing import Any, TextIO, TypeVar
 
 from linkpatrol import __version__
 from linkpatrol.config import (
+    ANCHOR_MODES,
     DEFAULT_CONFIG,
     FAIL_ON,
     FORMATS,
@@ -56,12 +57,15 @@ _VALUE_OPTIONS = (
     "warn",
     "broken",
     "hooks",
+    "plugins",
     "format",
     "output",
     "fail_on",
     "log",
     "parse_workers",
     "ca_bundle",
+    "base_url",
+    "root_dir",
 )
 
 
@@ -77,8 +81,10 @@ def _add_report_options(p: argparse.ArgumentParser) -> None:
         "--check-anchors",
         action="store_true",
         default=None,
-        help="a link to page#name is broken when the page has no element with that id or name",
+        help="a link to page#name is broken when the page has no element with that id or name "
+        "(the site's pages; --check-anchors=all: outside pages too)",
     )
+    p.add_argument("--check-anchors-mode", choices=ANCHOR_MODES, help=argparse.SUPPRESS)
     p.add_argument(
         "--xref",
         action="store_true",
@@ -141,7 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check", help="crawl from the start URLs, check every link, report the broken ones"
     )
-    check.add_argument("urls", nargs="*", metavar="URL", help="start URLs (or 'start' in config)")
+    check.add_argument(
+        "urls",
+        nargs="*",
+        metavar="URL|PATH",
+        help="start URLs, local folders or files, or '-' for URLs on stdin (or 'start' in config)",
+    )
     _add_report_options(check)
     check.add_argument(
         "--site",
@@ -150,6 +161,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="URLs under PREFIX are part of the site and parsed (repeatable)",
     )
     add = check.add_argument
+    add(
+        "--base-url",
+        metavar="URL",
+        help="where the local folder is served: root-relative links and links to this URL "
+        "are checked against the files",
+    )
+    add(
+        "--root-dir",
+        metavar="DIR",
+        help="the folder root-relative links (/x) of local files resolve from "
+        "(default: a site folder given alone, else the current folder)",
+    )
+    add(
+        "--offline",
+        action="store_true",
+        default=None,
+        help="request nothing over the network: outside links are recorded, not checked",
+    )
+    add(
+        "--sitemap",
+        action="append",
+        metavar="URL|FILE",
+        help="check every URL listed in this sitemap (repeatable)",
+    )
     add("--concurrency", metavar="N", help="requests in flight at once (default 64)")
     add("--per-host", metavar="N", help="requests in flight to one host (default 8)")
     add("--delay", metavar="DURATION", help="pause between requests to one host (default 0)")
@@ -182,6 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--warn", metavar="STATUSES", help="statuses that are warnings (besides 401,403,429,999)")
     add("--broken", metavar="STATUSES", help="statuses that are broken, e.g. 403,999")
     add("--hooks", metavar="FILE", help="Python file defining action(url) and/or rewrite(url)")
+    add(
+        "--plugins",
+        metavar="NAMES",
+        help="plugins to run, by name or package.module:Class, separated by commas ('' for none)",
+    )
     add("-v", "--verbose", action="count", default=None, help="-v: a line per URL; -vv: debug")
     add("--log", metavar="FILE", help="append timestamped lines of what was requested and why")
     add(
@@ -264,7 +304,13 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
     if getattr(args, "xref", None):
         cli["xref"] = True
     if getattr(args, "check_anchors", None):
-        cli["check_anchors"] = True
+        cli["check_anchors"] = "site"
+    if getattr(args, "check_anchors_mode", None):
+        cli["check_anchors"] = args.check_anchors_mode
+    if getattr(args, "offline", None):
+        cli["offline"] = True
+    if getattr(args, "sitemap", None):
+        cli["sitemap"] = tuple(args.sitemap)
     if getattr(args, "graph_hosts", None):
         cli["graph_hosts"] = True
     if getattr(args, "quiet", None):
@@ -359,12 +405,22 @@ def _check_log(settings: SiteSettings) -> None:
 
 def _run_check(settings: SiteSettings) -> ExitCode:
     from linkpatrol.crawl import Crawl
+    from linkpatrol.inputs import prepare
+    from linkpatrol.plugins.host import PluginObserver, load_plugins
     from linkpatrol.progress import ConsoleObserver
+    from linkpatrol.sites import check_environment
 
+    if not settings.start_urls and not settings.sitemap:
+        raise LinkpatrolError(
+            "no start URL: give URLs, folders or files, --sitemap, or 'start' in the config"
+        )
+    settings = prepare(settings, sys.stdin)
     if not settings.start_urls:
-        raise LinkpatrolError("no start URL: give one or more URLs, or 'start' in the config")
+        raise LinkpatrolError("no start URL: the inputs listed none")
+    check_environment(settings.site_tables)  # a secret not set: refused before any write
     _check_output(settings)
     _check_log(settings)
+    plugins = load_plugins(settings.plugins, settings.plugin_options)  # refused before any write
     store = open_store(settings.db, crawl=True)  # a bad memory is refused before the log is touched
     try:
         observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
@@ -374,7 +430,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     if not settings.robots:
         observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
     try:
-        crawl = Crawl(settings, store, observer)
+        watcher = PluginObserver(observer, plugins) if plugins else None
+        crawl = Crawl(settings, store, watcher or observer)
         result = asyncio.run(_with_signals(crawl, observer))
         if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
             # asyncio.run restores the default handler on its way out
@@ -386,8 +443,10 @@ def _run_check(settings: SiteSettings) -> ExitCode:
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
             fail_on=settings.fail_on,
-            check_anchors=settings.check_anchors,
+            check_anchors=settings.check_anchors != "off",
         )
+        if watcher is not None:
+            watcher.finish(store, result.pass_info, report)
     finally:
         observer.close()
         store.close()
@@ -472,7 +531,7 @@ def _run_report(settings: SiteSettings) -> ExitCode:
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
             fail_on=settings.fail_on,
-            check_anchors=settings.check_anchors,
+            check_anchors=settings.check_anchors != "off",
         ),
     )
     _emit(report, settings)
@@ -522,10 +581,23 @@ def _run_status(settings: SiteSettings, format_: str) -> ExitCode:
     return ExitCode.CLEAN
 
 
+def _spelled_out(argv: list[str]) -> list[str]:
+    """``--check-anchors=all``: the flag with a value, spelled for the parser."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        if arg.startswith("--check-anchors="):
+            out += ["--check-anchors-mode", arg.partition("=")[2]]
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
     err = stderr or sys.stderr
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_spelled_out(sys.argv[1:] if argv is None else argv))
     if args.command is None:
         parser.print_help(err)
         return ExitCode.USAGE

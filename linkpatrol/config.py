@@ -10,13 +10,15 @@ import re
 import ssl
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from linkpatrol import __version__
+from linkpatrol.local import Mount
 from linkpatrol.model import Action, ConfigError
 from linkpatrol.tls import format_host, load_ca_bundle, parse_host
+from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, scheme
 
 DEFAULT_CONFIG = "linkpatrol.toml"
 
@@ -119,6 +121,33 @@ class TlsHost:
 
 
 @dataclass(frozen=True, slots=True)
+class SiteTable:
+    """One ``[[site]]`` table: what requests to URLs under ``prefix`` carry.
+
+    Secrets are not here, only the names of the environment variables holding them
+    (``headers_env``, ``cookies_env``, ``password_env``): they are read when a crawl
+    starts (see :mod:`linkpatrol.sites`), so these settings can be copied and shown freely.
+    """
+
+    prefix: str  # canonical http(s) URL prefix
+    where: str = ""  # "FILE: site #N", for messages
+    parse: bool = False
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    headers_env: tuple[tuple[str, str], ...] = ()  # (header, environment variable)
+    cookies: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    cookies_env: tuple[tuple[str, str], ...] = ()  # (cookie, environment variable)
+    username: str | None = None
+    password_env: str | None = None
+    proxy: str | None = None
+    user_agent: str | None = None
+    timeout: float | None = None
+    per_host: int | None = None
+    delay: float | None = None
+    ca_bundle: str | None = None
+    insecure: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SiteSettings:
     """Everything that decides what the crawl does; plain data, so worker processes get a copy."""
 
@@ -149,6 +178,8 @@ class SiteSettings:
     rules: tuple[Rule, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
     hooks: str | None = None
+    plugins: tuple[str, ...] = ()  # the plugins enabled, by name
+    plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # [plugin.NAME]
     format: str = "text"
     output: str | None = None
     xref: bool = False
@@ -159,11 +190,17 @@ class SiteSettings:
     log: str | None = None
     progress: bool | None = None
     parse_workers: int = 0
-    check_anchors: bool = False
+    check_anchors: str = "off"  # "off", "site" (the site's pages) or "all"
     ca_bundle: str | None = None
     insecure: tuple[str, ...] = ()
     tls: tuple[TlsHost, ...] = ()
+    site_tables: tuple[SiteTable, ...] = ()
     no_private: bool = False
+    base_url: str | None = None
+    root_dir: str | None = None
+    offline: bool = False
+    sitemap: tuple[str, ...] = ()
+    mount: Mount | None = None  # the local root, set from the start values
 
 
 FORMATS = ("text", "json", "csv", "markdown", "junit", "sarif", "dot", "sitemap", "html")
@@ -218,12 +255,30 @@ def _choice(*choices: str) -> Any:
     return convert
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """Names from a list, or from one string of them separated by commas."""
+    names = value.split(",") if isinstance(value, str) else _str_list(value)
+    return tuple(name.strip() for name in names if name.strip())
+
+
 def _str_list(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"expected a list of strings, got {value!r}")
     return tuple(value)
+
+
+ANCHOR_MODES = ("off", "site", "all")
+
+
+def _anchors(value: Any) -> str:
+    """--check-anchors: true means the site's pages, "all" outside pages too."""
+    if isinstance(value, bool):
+        return "site" if value else "off"
+    if value not in ANCHOR_MODES:
+        raise ValueError(f"expected true, false or one of {', '.join(ANCHOR_MODES)}, got {value!r}")
+    return str(value)
 
 
 _SCALAR_KEYS.update(
@@ -253,6 +308,7 @@ _SCALAR_KEYS.update(
         "warn": (parse_status_list, "warn"),
         "broken": (parse_status_list, "broken"),
         "hooks": (_str, "hooks"),
+        "plugins": (_names, "plugins"),
         "format": (_choice(*FORMATS), "format"),
         "output": (_str, "output"),
         "xref": (_bool, "xref"),
@@ -263,14 +319,18 @@ _SCALAR_KEYS.update(
         "log": (_str, "log"),
         "progress": (_bool, "progress"),
         "parse_workers": (_int(0, 64), "parse_workers"),
-        "check_anchors": (_bool, "check_anchors"),
+        "check_anchors": (_anchors, "check_anchors"),
         "ca_bundle": (_str, "ca_bundle"),
         "insecure": (_hosts, "insecure"),
         "no_private": (_bool, "no_private"),
+        "base_url": (_str, "base_url"),
+        "root_dir": (_str, "root_dir"),
+        "offline": (_bool, "offline"),
+        "sitemap": (_str_list, "sitemap"),
     }
 )
 
-CONFIG_KEYS = (*sorted(_SCALAR_KEYS), "rule", "rewrite", "tls")
+CONFIG_KEYS = (*sorted(_SCALAR_KEYS), "rule", "rewrite", "tls", "plugin")
 
 
 def _check_regex(pattern: str, where: str) -> None:
@@ -281,13 +341,18 @@ def _check_regex(pattern: str, where: str) -> None:
 
 
 def _tables(
-    value: Any, where: str, name: str, keys: set[str]
+    value: Any, where: str, name: str, keys: set[str], strings: bool = False
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Each entry of an array of tables (``[[name]]``) with its place, unknown keys refused."""
+    """Each entry of an array of tables (``[[name]]``) with its place, unknown keys refused.
+
+    With ``strings``, plain strings in the array are let through (not yielded).
+    """
     if not isinstance(value, list):
         raise ConfigError(f"{where}: '{name}' must be an array of tables ([[{name}]])")
     for i, entry in enumerate(value, 1):
         here = f"{where}: {name} #{i}"
+        if strings and isinstance(entry, str):
+            continue
         if not isinstance(entry, dict):
             raise ConfigError(f"{here}: must be a table")
         unknown = set(entry) - keys
@@ -355,6 +420,235 @@ def _tls_hosts(value: Any, where: str, base_dir: Path) -> tuple[TlsHost, ...]:
     return tuple(entries)
 
 
+_SITE_KEYS = frozenset(
+    {
+        "prefix",
+        "parse",
+        "headers",
+        "headers_env",
+        "cookies",
+        "cookies_env",
+        "username",
+        "password_env",
+        "proxy",
+        "user_agent",
+        "timeout",
+        "per_host",
+        "delay",
+        "ca_bundle",
+        "insecure",
+    }
+)
+_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP header or cookie name
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UNSENDABLE_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no header value may hold
+
+
+def _has_tables(value: Any) -> bool:
+    """True when ``site`` holds ``[[site]]`` tables, not only prefixes."""
+    return isinstance(value, list) and any(isinstance(v, dict) for v in value)
+
+
+def _site_tables(
+    value: Any, where: str, base_dir: Path
+) -> tuple[tuple[str, ...], tuple[SiteTable, ...]]:
+    """``site``: prefixes to parse (strings, as ``--site``) and ``[[site]]`` tables."""
+    prefixes = [v for v in value if isinstance(v, str)]
+    tables: list[SiteTable] = []
+    seen: dict[str, str] = {}
+    spelled = _SITE_KEYS | {key.replace("_", "-") for key in _SITE_KEYS}
+    for here, raw in _tables(value, where, "site", set(spelled), strings=True):
+        entry = {key.replace("-", "_"): v for key, v in raw.items()}
+        if len(entry) < len(raw):
+            raise ConfigError(f"{here}: a key given twice (with '-' and with '_')")
+        table = _site_table(entry, here, base_dir)
+        if table.prefix in seen:
+            raise ConfigError(f"{here}: the same prefix as {seen[table.prefix]}: {table.prefix}")
+        seen[table.prefix] = here.rpartition(": ")[2]
+        tables.append(table)
+        if table.parse:
+            prefixes.append(table.prefix)
+    return tuple(prefixes), tuple(tables)
+
+
+def _site_table(entry: dict[str, Any], here: str, base_dir: Path) -> SiteTable:
+    def get(key: str, convert: Any) -> Any:
+        if key not in entry:
+            return None
+        try:
+            return convert(entry[key])
+        except ValueError as exc:
+            raise ConfigError(f"{here}: '{key}': {exc}") from None
+
+    prefix = get("prefix", _site_prefix)
+    if prefix is None:
+        raise ConfigError(f"{here}: needs 'prefix', an http:// or https:// URL prefix")
+    headers = get("headers", _header_table) or ()
+    headers_env = get("headers_env", _env_table(_header_name)) or ()
+    cookies = get("cookies", _cookie_table) or ()
+    cookies_env = get("cookies_env", _env_table(_cookie_name)) or ()
+    username = get("username", _username)
+    password_env = get("password_env", _env_name)
+    user_agent = get("user_agent", _header_value)
+    if (username is None) != (password_env is None):
+        raise ConfigError(f"{here}: basic auth needs both 'username' and 'password_env'")
+    sent = [name for name, _ in (*headers, *headers_env)]
+    if user_agent is not None:
+        sent.append("User-Agent")
+    if cookies or cookies_env:
+        sent.append("Cookie")
+    if username is not None:
+        sent.append("Authorization")
+    twice = _first_repeated([name.lower() for name in sent])
+    if twice is not None:
+        raise ConfigError(f"{here}: header '{twice}' given twice (headers, cookies, auth or UA)")
+    repeated = _first_repeated([name for name, _ in (*cookies, *cookies_env)])
+    if repeated is not None:
+        raise ConfigError(f"{here}: cookie '{repeated}' given twice")
+    bundle = get("ca_bundle", _str)
+    insecure = bool(get("insecure", _bool))
+    if bundle is not None and insecure:
+        raise ConfigError(f"{here}: 'ca_bundle' and 'insecure = true' contradict each other")
+    if bundle is not None:
+        bundle = _check_ca_bundle(str(base_dir / bundle), f"{here}: 'ca_bundle'")
+    timeout = get("timeout", _float_seconds)
+    if timeout == 0:
+        raise ConfigError(f"{here}: 'timeout': must be more than 0")
+    return SiteTable(
+        prefix=prefix,
+        where=here,
+        parse=bool(get("parse", _bool)),
+        headers=headers,
+        headers_env=headers_env,
+        cookies=cookies,
+        cookies_env=cookies_env,
+        username=username,
+        password_env=password_env,
+        proxy=get("proxy", _proxy),
+        user_agent=user_agent,
+        timeout=timeout,
+        per_host=get("per_host", _int(1, 1_000)),
+        delay=get("delay", _float_seconds),
+        ca_bundle=bundle,
+        insecure=insecure,
+    )
+
+
+def _first_repeated(names: list[str]) -> str | None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def _site_prefix(value: Any) -> str:
+    text = _str(value)
+    try:
+        prefix = canonical(text)
+    except BadURL as exc:
+        raise ValueError(f"not a URL prefix: {text!r} ({exc})") from None
+    if not is_http(prefix):
+        raise ValueError(f"expected an http:// or https:// URL prefix, got {text!r}")
+    if has_userinfo(prefix):
+        raise ValueError("a user name or password in the prefix: use 'username', 'password_env'")
+    return prefix
+
+
+def _proxy(value: Any) -> str:
+    text = _str(value)
+    try:
+        url = canonical(text)
+    except BadURL as exc:
+        raise ValueError(f"not a proxy URL: {text!r} ({exc})") from None
+    if scheme(url) != "http":
+        raise ValueError(f"expected an http:// proxy URL (http://host:port), got {text!r}")
+    if has_userinfo(url):
+        raise ValueError("a proxy that needs a user name or password is not supported")
+    if url != origin(url) + "/":
+        raise ValueError(f"expected http://host:port, without a path, got {text!r}")
+    return origin(url)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a table of names and values, got {value!r}")
+    return value
+
+
+def _header_name(name: str) -> str:
+    if not _TOKEN_RE.fullmatch(name):
+        raise ValueError(f"not a header name: {name!r}")
+    return name
+
+
+def _cookie_name(name: str) -> str:
+    if not _TOKEN_RE.fullmatch(name):
+        raise ValueError(f"not a cookie name: {name!r}")
+    return name
+
+
+def _header_value(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or _UNSENDABLE_RE.search(value):
+        raise ValueError("expected a non-empty string on one line")
+    return value
+
+
+def _cookie_value(value: Any) -> str:
+    if not isinstance(value, str) or ";" in value or _UNSENDABLE_RE.search(value):
+        raise ValueError("expected a string on one line, without ';'")
+    return value
+
+
+def _username(value: Any) -> str:
+    name = _header_value(value)
+    if ":" in name:
+        raise ValueError("a user name cannot hold ':'")
+    return name
+
+
+def _env_name(value: Any) -> str:
+    if not isinstance(value, str) or not _ENV_NAME_RE.fullmatch(value):
+        raise ValueError(f"expected the name of an environment variable, got {value!r}")
+    return value
+
+
+def _header_table(value: Any) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for name, text in _mapping(value).items():
+        try:
+            pairs.append((_header_name(name), _header_value(text)))
+        except ValueError as exc:
+            raise ValueError(f"{name!r}: {exc}") from None
+    return tuple(pairs)
+
+
+def _cookie_table(value: Any) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for name, text in _mapping(value).items():
+        try:
+            pairs.append((_cookie_name(name), _cookie_value(text)))
+        except ValueError as exc:
+            raise ValueError(f"{name!r}: {exc}") from None
+    return tuple(pairs)
+
+
+def _env_table(check_name: Any) -> Any:
+    """A table of names (headers or cookies) and the environment variables of their values."""
+
+    def convert(value: Any) -> tuple[tuple[str, str], ...]:
+        pairs = []
+        for name, variable in _mapping(value).items():
+            try:
+                pairs.append((check_name(name), _env_name(variable)))
+            except ValueError as exc:
+                raise ValueError(f"{name!r}: {exc}") from None
+        return tuple(pairs)
+
+    return convert
+
+
 def _check_ca_bundle(path: str, where: str) -> str:
     """A CA bundle that can be used, or a ConfigError naming where it was given."""
     try:
@@ -362,6 +656,13 @@ def _check_ca_bundle(path: str, where: str) -> str:
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return path
+
+
+def _plugin_options(value: Any, where: str) -> dict[str, dict[str, Any]]:
+    """``[plugin.NAME]`` tables: each plugin's options, which the plugin itself checks."""
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ConfigError(f"{where}: 'plugin' must hold one table per plugin ([plugin.NAME])")
+    return {name: dict(options) for name, options in value.items()}
 
 
 def load_file(path: Path) -> dict[str, Any]:
@@ -392,6 +693,12 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
             values["rewrites"] = _rewrites(value, where)
         elif key == "tls":
             values["tls"] = _tls_hosts(value, where, base_dir)
+        elif key == "plugin":
+            values["plugin_options"] = _plugin_options(value, where)
+        elif key == "site" and _has_tables(value):
+            prefixes, values["site_tables"] = _site_tables(value, where, base_dir)
+            if prefixes:
+                values["sites"] = prefixes
         elif key in _SCALAR_KEYS:
             convert, name = _SCALAR_KEYS[key]
             try:
@@ -446,6 +753,7 @@ __all__ = [
     "Rewrite",
     "Rule",
     "SiteSettings",
+    "SiteTable",
     "TlsHost",
     "build_settings",
     "convert_option",

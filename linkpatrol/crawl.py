@@ -314,13 +314,24 @@ class Crawl:
             await self._call(self.store.release, pass_id, handed)
 
     def _spacing(self, host: _Host) -> float:
-        """The pause between this worker's requests to the host: --delay or Crawl-delay,
-        stretched by --per-host over this worker's share of it, so that the workers sharing
-        the host keep to it together."""
-        delay = max(self.settings.delay, host.robots.crawl_delay() if host.robots else 0.0)
+        """The pause between this worker's requests to the host: --delay (or its
+        ``[[site]]`` delay) or Crawl-delay, stretched by --per-host over this worker's share
+        of it, so that the workers sharing the host keep to it together."""
+        delay = max(
+            self.fetcher.sites.delay(host.origin, self.settings.delay),
+            host.robots.crawl_delay() if host.robots else 0.0,
+        )
         if delay <= 0 or not self._slots:
             return delay
         return delay * self.settings.per_host / self._slots
+
+    def _host_slots(self, host: _Host) -> int:
+        """Requests this worker may have in flight to the host: its share of --per-host,
+        or of the host's ``[[site]]`` per_host (at least one while it has a share)."""
+        limit = self.fetcher.sites.per_host(host.origin, self.settings.per_host)
+        if limit == self.settings.per_host or not self._slots:
+            return self._slots
+        return max(1, limit * self._slots // self.settings.per_host)
 
     # ---- the frontier --------------------------------------------------------------
 
@@ -429,7 +440,7 @@ class Crawl:
             while (
                 host.waiting
                 and host.robots is not None
-                and host.active < self._slots
+                and host.active < self._host_slots(host)
                 and len(self._inflight) < self.settings.concurrency
                 and host.next_at <= now
             ):
@@ -462,7 +473,8 @@ class Crawl:
         blocked = sum(
             len(h.waiting)
             for h in self._hosts.values()
-            if h.waiting and (h.robots is None or h.active >= self._slots or h.next_at > now)
+            if h.waiting
+            and (h.robots is None or h.active >= self._host_slots(h) or h.next_at > now)
         )
         waiting = min(blocked, slots - busy)
         self.stats.waiting = waiting
@@ -551,7 +563,7 @@ class Crawl:
 
     async def _load_robots(self, host: _Host) -> None:
         try:
-            if not self.settings.robots:
+            if not self.settings.robots or not host.origin.startswith(("http://", "https://")):
                 host.robots = skipped(host.origin)
                 return
             record = await self._call(self.store.site, host.origin)
@@ -598,6 +610,13 @@ class Crawl:
                     "GET", task.url, headers=self._headers(task, True), want_body=True, pace=pace
                 )
                 requests = response.attempts
+            elif self._wants_anchors(task.url):
+                # unconditional: a page only checked before has no anchors in the memory
+                self.observer.requesting("GET", task.url, why + "; for its anchors")
+                response = await self.fetcher.fetch(
+                    "GET", task.url, headers=self._headers(task, False), want_body=True, pace=pace
+                )
+                requests = response.attempts
             else:
                 self.observer.requesting("HEAD", task.url, why)
                 response = await self.fetcher.fetch(
@@ -619,6 +638,12 @@ class Crawl:
         outcome.fetched = True
         outcome.response_ms = response.elapsed * 1000
         self._settle(task, outcome)
+
+    def _wants_anchors(self, url: str) -> bool:
+        """A page only checked is read for its anchors: a local file whenever anchors are
+        checked, an outside page with --check-anchors=all."""
+        mode = self.settings.check_anchors
+        return mode == "all" or (mode == "site" and url.startswith("file:"))
 
     async def _pace(self, host: _Host) -> None:
         """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
@@ -667,13 +692,18 @@ class Crawl:
             if outcome.state is State.BROKEN:
                 self._follow_ghost(task, outcome)
             return outcome
-        if action is Action.PARSE and response.body is not None and response.is_html:
+        if response.body is not None and response.is_page:
             assert self._parser is not None
             try:
-                page = await self._parser.parse(task.url, response.body, response.charset)
+                page = await self._parser.parse(
+                    task.url, response.body, response.charset, response.content_type
+                )
             except ParseFailure as exc:
                 outcome.state = State.BROKEN
                 outcome.error = str(exc)
+                return outcome
+            if action is not Action.PARSE:  # read for its anchors only
+                outcome.anchors = page.anchors
                 return outcome
             outcome.links = page.links
             outcome.base_url = page.base_url
@@ -700,7 +730,7 @@ class Crawl:
             outcome.state = State.BROKEN
             outcome.error = "redirect loop: redirects to itself"
             return outcome
-        unfollowed = unfollowed_redirect(target)
+        unfollowed = unfollowed_redirect(target, task.url)
         if unfollowed is not None:
             outcome.state = State.BROKEN
             outcome.error = unfollowed

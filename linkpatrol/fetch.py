@@ -11,21 +11,26 @@ import email.utils
 import errno
 import random
 import re
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import http_exceptions
+from multidict import CIMultiDict
 from yarl import URL
 
 from linkpatrol import __version__
 from linkpatrol.addresses import AddressGuard, AddressRefused, GuardedResolver
 from linkpatrol.config import SiteSettings
+from linkpatrol.local import MARKDOWN_TYPE, serve_file
+from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 
 PEEK_BYTES = 64 * 1024
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+PAGE_TYPES = HTML_TYPES | {MARKDOWN_TYPE, "text/x-markdown"}
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
 ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
@@ -60,6 +65,11 @@ class Response:
     @property
     def is_html(self) -> bool:
         return self.content_type in HTML_TYPES
+
+    @property
+    def is_page(self) -> bool:
+        """A document whose links and anchors can be read: HTML or Markdown."""
+        return self.content_type in PAGE_TYPES
 
     @property
     def answered(self) -> bool:
@@ -123,6 +133,11 @@ def describe_error(exc: BaseException, timeout: float) -> tuple[str, bool, bool]
         return _one_line(f"TLS error: certificate verify failed: {reason}"), False, False
     if isinstance(exc, aiohttp.ClientSSLError):
         return f"TLS error: {exc}", False, False
+    if isinstance(exc, aiohttp.ClientProxyConnectionError):
+        reason = exc.os_error.strerror if exc.os_error and exc.os_error.strerror else str(exc)
+        return f"cannot connect to the proxy {exc.host}:{exc.port}: {reason}", False, False
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return f"the proxy refused: HTTP {exc.status}", exc.status in TRANSIENT_STATUSES, False
     if isinstance(exc, aiohttp.ClientConnectorError):
         code = exc.os_error.errno if exc.os_error else None
         if code == errno.ECONNREFUSED:
@@ -161,6 +176,7 @@ class Fetcher:
         self.requests = 0
         self.bytes_received = 0
         self.tls = TlsPolicy(settings)
+        self.sites = SiteMatcher(settings.site_tables)
         self.guard = AddressGuard(settings)
         self._session: aiohttp.ClientSession | None = None
         self._resolver: GuardedResolver | None = None
@@ -173,7 +189,7 @@ class Fetcher:
         self._resolver = self.guard.resolver()
         connector = aiohttp.TCPConnector(
             limit=self.settings.concurrency,
-            limit_per_host=self.settings.per_host,
+            limit_per_host=max(self.settings.per_host, self.sites.max_per_host),
             ttl_dns_cache=300,
             ssl=self.tls.default,
             resolver=self._resolver,
@@ -210,16 +226,20 @@ class Fetcher:
         want_body: bool = False,
         any_type: bool = False,
         pace: Callable[[], Awaitable[None]] | None = None,
+        robots: bool = False,
     ) -> Response:
         """One request, retried on transient failures with back-off and Retry-After.
 
         With ``want_body`` an HTML body is read (``any_type``: any body), up to --max-size.
         ``pace`` is awaited before each retry, so retries keep the host's --delay too.
+        ``robots``: the URL is (a redirect of) a robots.txt, asked for its host's URLs.
         """
+        if url.startswith("file:"):
+            return await self._read_file(url, headers or {}, want_body, any_type)
         attempts = 0
         while True:
             attempts += 1
-            response = await self._once(method, url, headers or {}, want_body, any_type)
+            response = await self._once(method, url, headers or {}, want_body, any_type, robots)
             response.attempts = attempts
             retryable = response.transient or response.status in TRANSIENT_STATUSES
             if not retryable or attempts > self.settings.retries:
@@ -233,21 +253,69 @@ class Fetcher:
             if pace is not None:
                 await pace()
 
+    async def _read_file(
+        self, url: str, headers: dict[str, str], want_body: bool, any_type: bool
+    ) -> Response:
+        """A ``file:`` URL under the local root, answered as a static web server would."""
+        self.requests += 1
+        started = time.monotonic()
+        result = Response(method="GET" if want_body else "HEAD")
+        mount = self.settings.mount
+        if mount is None:
+            result.error = "local files are read only when a local folder or file is checked"
+            return result
+        answer = await serve_file(
+            mount,
+            url,
+            want_body,
+            any_type,
+            self.settings.max_size,
+            headers.get("If-None-Match"),
+        )
+        result.status = answer.status
+        result.error = answer.error
+        result.location = answer.location
+        result.content_type = answer.content_type
+        result.etag = answer.etag
+        result.last_modified = answer.last_modified
+        result.body = answer.body
+        result.truncated = answer.truncated
+        result.elapsed = time.monotonic() - started
+        return result
+
     async def _once(
-        self, method: str, url: str, headers: dict[str, str], want_body: bool, any_type: bool
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        want_body: bool,
+        any_type: bool,
+        robots: bool = False,
     ) -> Response:
         assert self._session is not None, "Fetcher.start() not called"
         self.requests += 1
         started = time.monotonic()
         result = Response(method=method)
+        site = self.sites.for_url(url, robots)  # matched on this very URL: credentials stay put
+        timeout = site.timeout or self.settings.timeout
+        sent = CIMultiDict(headers)
+        sent.update(site.headers)
         try:
             target = URL(url, encoded=True)
             host = (target.raw_host or "").lower()
             self.guard.check_literal(host)
-            verify = self.tls.for_host(host, target.port) if target.scheme == "https" else True
-            async with asyncio.timeout(self.settings.timeout * 2):
+            verify: ssl.SSLContext | bool = True
+            if target.scheme == "https":
+                verify = self.tls.for_host(host, target.port, site.ca_bundle, not site.insecure)
+            async with asyncio.timeout(timeout * 2):
                 async with self._session.request(
-                    method, target, headers=headers, allow_redirects=False, ssl=verify
+                    method,
+                    target,
+                    headers=sent,
+                    allow_redirects=False,
+                    ssl=verify,
+                    proxy=site.proxy,
+                    timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=timeout),
                 ) as resp:
                     self._read_head(resp, result)
                     if method != "HEAD":
@@ -257,9 +325,7 @@ class Fetcher:
         except BaseException as exc:
             if not isinstance(exc, Exception):
                 raise
-            result.error, result.transient, result.reachable = describe_error(
-                exc, self.settings.timeout
-            )
+            result.error, result.transient, result.reachable = describe_error(exc, timeout)
             if result.status is not None and result.error:
                 result.status = None
         result.elapsed = time.monotonic() - started
@@ -288,7 +354,7 @@ class Fetcher:
         self.bytes_received += len(first)
         if result.content_type is None and _sniff_html(first):
             result.content_type = "text/html"
-        if not (want_body and (result.is_html or any_type)):
+        if not (want_body and (result.is_page or any_type)):
             await self._discard(resp, len(first))
             return
         limit = self.settings.max_size

@@ -24,6 +24,7 @@ from typing import Any
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
+from linkpatrol.local import is_markdown_type
 from linkpatrol.model import Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
@@ -136,6 +137,15 @@ def _from_wire(wire: _Wire) -> ParsedPage:
     )
 
 
+def extract_page(body: bytes, charset: str | None, content_type: str | None) -> Page:
+    """Links and anchors of a page, by the kind of document it is."""
+    if is_markdown_type(content_type):
+        from linkpatrol.markdown import extract_markdown
+
+        return extract_markdown(body, charset)
+    return extract_html(body, charset)
+
+
 def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connection]) -> None:
     """A worker: parse pages sent over the pipe until it closes.
 
@@ -152,9 +162,10 @@ def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connecti
             message = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        url, body, charset = pickle.loads(message)
+        url, body, charset, content_type = pickle.loads(message)
         try:
-            answer: tuple[str, Any] = ("ok", decider.page(extract_html(body, charset), url))
+            page = extract_page(body, charset, content_type)
+            answer: tuple[str, Any] = ("ok", decider.page(page, url))
         except LinkpatrolError as exc:
             answer = ("error", exc)
         except Exception as exc:
@@ -289,14 +300,16 @@ class ParsePool:
                 waiter.set_result(None)
                 break
 
-    async def _on_kid(self, url: str, body: bytes, charset: str | None) -> _Wire:
+    async def _on_kid(
+        self, url: str, body: bytes, charset: str | None, content_type: str | None
+    ) -> _Wire:
         kid = await self._idle_kid()
         loop = asyncio.get_running_loop()
         kid.future = loop.create_future()
         future = kid.future
         try:
             kid.conn.send_bytes(
-                pickle.dumps((url, body, charset), protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dumps((url, body, charset, content_type), protocol=pickle.HIGHEST_PROTOCOL)
             )
         except OSError:
             self._bury(kid, _KidGone("parser crashed (pipe closed)"))
@@ -307,16 +320,20 @@ class ParsePool:
             raise payload
         return payload  # type: ignore[no-any-return,unused-ignore]
 
-    async def parse(self, url: str, body: bytes, charset: str | None) -> ParsedPage:
+    async def parse(
+        self, url: str, body: bytes, charset: str | None, content_type: str | None = None
+    ) -> ParsedPage:
         if self.size == 0 or self._closed:
             if self._local is None:
                 self._local = LinkDecider(Policy(self.settings))
             local = self._local
-            wire = await asyncio.to_thread(lambda: local.page(extract_html(body, charset), url))
+            wire = await asyncio.to_thread(
+                lambda: local.page(extract_page(body, charset, content_type), url)
+            )
             return _from_wire(wire)
         for attempt in (1, 2):
             try:
-                return _from_wire(await self._on_kid(url, body, charset))
+                return _from_wire(await self._on_kid(url, body, charset, content_type))
             except _KidGone as gone:
                 if attempt == 2:
                     raise ParseFailure(gone.reason) from None

@@ -92,10 +92,13 @@ class Policy:
         self._hooks = load_hooks(settings.hooks) if settings.hooks else None
         self._hook_action = getattr(self._hooks, "action", None)
         self._hook_rewrite = getattr(self._hooks, "rewrite", None)
+        self.mount = settings.mount
         prefixes: list[str] = []
         for url in settings.start_urls:
             try:
-                prefixes.append(site_prefix(self.normalize(url)))
+                start = self.normalize(url)
+                # a local file is parsed alone; the files it links to are only checked
+                prefixes.append(start if start.startswith("file:") else site_prefix(start))
             except BadURL:
                 continue
         for url in settings.sites:
@@ -106,8 +109,21 @@ class Policy:
         self.site_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
 
     def normalize(self, raw: str, base: str | None = None) -> str:
-        """Canonical form, then the rewrites (config first, then the hook), canonical again."""
-        url = canonical(raw, base)
+        """Canonical form, then the rewrites (config first, then the hook), canonical again.
+
+        Under a local root, links resolve as on the web server that will serve it, and
+        what lands under that server's address is the file it will serve.
+        """
+        mount = self.mount
+        if mount is None:
+            url = canonical(raw, base)
+        else:
+            web = mount.to_web(base) if base is not None else None
+            url = canonical(raw, web or base)
+            if url.startswith("file:"):  # written as a file: URL; its dots resolved as well
+                web = mount.to_web(url)
+                url = canonical(web) if web is not None else url
+            url = mount.to_file(url)
         if not self._rewrites and self._hook_rewrite is None:
             return url
         rewritten = url
@@ -169,7 +185,11 @@ class Policy:
         return self.default_action(url)
 
     def default_action(self, url: str) -> Action:
-        if not is_http(url) or has_userinfo(url):
+        if url.startswith("file:"):  # read only under the local root, never for a web page
+            if self.mount is None or self.mount.path_of(url) is None:
+                return Action.RECORD
+            return Action.PARSE if self.in_site(url) else Action.CHECK
+        if not is_http(url) or has_userinfo(url) or self.settings.offline:
             return Action.RECORD
         return Action.PARSE if self.in_site(url) else Action.CHECK
 
@@ -177,7 +197,8 @@ class Policy:
         """Why a URL is not requested although its action says so (a crawler-trap guard)."""
         if has_userinfo(url):
             return "not requested: URL carries a user name or password"
-        depth = path_depth(url)
+        web = self.mount.to_web(url) if self.mount is not None else None
+        depth = path_depth(web or url)
         if depth > self.settings.max_depth:
             limit = self.settings.max_depth
             return f"not requested: {depth} path segments, over --max-depth {limit}"

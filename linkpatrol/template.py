@@ -17,6 +17,8 @@ EXAMPLES: dict[str, Any] = {
     "output": "report.html",
     "log": "linkpatrol.log",
     "progress": False,
+    "base_url": "https://example.org/",
+    "root_dir": "public",
 }
 
 # options whose name is not the key's
@@ -40,6 +42,29 @@ _TABLES = """\
 #   host = "intranet.example.org"   # or host:port
 #   ca_bundle = "intranet-ca.pem"
 #   verify = true
+#
+# Options of a plugin named in 'plugins' (see the README's Plugins section).
+# [plugin.webhook]
+#   url = "https://hooks.example.org/linkpatrol"
+#   headers_env = { Authorization = "WEBHOOK_AUTH" }   # header = environment variable
+#
+# Settings for the URLs under one prefix (the longest matching prefix wins). Headers,
+# cookies and basic auth are sent only there; secrets come from environment variables.
+# [[site]]
+#   prefix = "https://intranet.example.org/docs/"
+#   parse = false                   # true: parsed too, as a 'site' prefix
+#   headers = { X-Team = "docs" }
+#   headers_env = { X-Api-Token = "INTRANET_TOKEN" }   # header = environment variable
+#   cookies = { lang = "en" }
+#   cookies_env = { session = "INTRANET_SESSION" }
+#   username = "bob"                # basic auth, with the password in...
+#   password_env = "INTRANET_PASSWORD"
+#   proxy = "http://proxy.example.org:3128"
+#   user_agent = "linkpatrol (intranet)"
+#   timeout = "30s"
+#   per_host = 2                    # for the whole host
+#   delay = "1s"                    # for the whole host
+#   ca_bundle = "intranet-ca.pem"   # or: insecure = true
 """
 
 

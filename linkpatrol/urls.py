@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import os
 import re
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes, urljoin
@@ -17,6 +18,7 @@ __all__ = [
     "canonical",
     "has_userinfo",
     "is_http",
+    "local_path",
     "origin",
     "path_depth",
     "relative_to",
@@ -349,8 +351,21 @@ def path_depth(url: str) -> int:
     return sum(1 for segment in path.split("/") if segment)
 
 
+def local_path(url: str) -> str:
+    """A ``file:`` URL as the path a person types: relative to the current folder when
+    under it; a folder as its ``index.html``, the file whose lines a report names."""
+    path = unquote_to_bytes(url[len("file://") :].partition("?")[0]).decode("utf-8", "replace")
+    if path.endswith("/"):
+        path += "index.html"
+    cwd = os.getcwd().rstrip("/") + "/"
+    return path[len(cwd) :] if path.startswith(cwd) else path
+
+
 def relative_to(url: str, base: str) -> str:
-    """Short form for reports: path and query when url shares base's scheme and authority."""
+    """Short form for reports: path and query when url shares base's scheme and authority;
+    a local file's path."""
+    if url.startswith("file://"):
+        return local_path(url)
     if not is_http(url):
         return url
     prefix, path, query = _split(url)

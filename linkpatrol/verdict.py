@@ -34,10 +34,13 @@ def judge_status(status: int, settings: SiteSettings) -> State:
     return State.WARNING
 
 
-def unfollowed_redirect(target: str) -> str | None:
-    """Why a browser would not follow a redirect to ``target``; None if it would."""
+def unfollowed_redirect(target: str, source: str = "") -> str | None:
+    """Why a browser would not follow a redirect to ``target``; None if it would.
+
+    A local folder's redirect to its ``/`` form stays among local files, where a
+    browser goes too."""
     name = scheme(target)
-    if name in UNFOLLOWED_REDIRECT_SCHEMES:
+    if name in UNFOLLOWED_REDIRECT_SCHEMES and scheme(source) != name:
         return f"redirect to a {name}: URL, which browsers do not follow"
     return None
 

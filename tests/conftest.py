@@ -205,7 +205,11 @@ class Runner:
         self.db = db or str(cwd / "memory.db")
 
     def __call__(
-        self, *args: str, timeout: float = COMMAND_TIMEOUT, env: dict[str, str] | None = None
+        self,
+        *args: str,
+        timeout: float = COMMAND_TIMEOUT,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, **(env or {})}
         full_env.pop("COLUMNS", None)
@@ -216,7 +220,8 @@ class Runner:
             text=True,
             timeout=timeout,
             env=full_env,
-            stdin=subprocess.DEVNULL,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
         )
 
     def check(self, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:

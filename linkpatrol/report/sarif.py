@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from linkpatrol.model import State
 from linkpatrol.report import Entry, Referrer, Report, iso
 from linkpatrol.report.text import status_line
+from linkpatrol.urls import local_path
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -56,7 +58,14 @@ def _rule(rule_id: str, level: str, short: str, full: str) -> dict[str, Any]:
 
 
 def _location(page: str, line: int | None) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": page}}
+    """Where a link is: a web page by its URL, a local file by its path relative to the
+    current folder (in CI, the repository), as code scanning places results in files."""
+    if page.startswith("file://"):
+        path = local_path(page)
+        uri = quote(path) if not path.startswith("/") else "file://" + quote(path)
+        physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+    else:
+        physical = {"artifactLocation": {"uri": page}}
     if line is not None:
         physical["region"] = {"startLine": line}
     return {"physicalLocation": physical}

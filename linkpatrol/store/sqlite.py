@@ -86,6 +86,9 @@ class _SqliteSession:
         return iter(self._db.execute(sql, params))
 
 
+MEMORY_ONLY = ":memory:"
+
+
 class SqliteStore(SqlStore):
     """The :class:`~linkpatrol.store.Store` over a SQLite file."""
 
@@ -95,7 +98,8 @@ class SqliteStore(SqlStore):
         super().__init__()
         self.location = path
         self._lock_fd: int | None = None
-        created = not Path(path).exists()
+        self.ephemeral = path == MEMORY_ONLY  # lives for this run only: nothing on disk
+        created = self.ephemeral or not Path(path).exists()
         if not crawl and created:
             raise StoreError(f"{path}: no such database (run 'linkpatrol check' first)")
         try:
@@ -158,6 +162,10 @@ class SqliteStore(SqlStore):
     def _prepare(self, crawl: bool) -> None:
         db = self._db
         db.execute("PRAGMA busy_timeout = 10000")
+        if self.ephemeral:
+            with self._tx() as s:
+                self._create_schema(s)
+            return
         self._check_size()
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         version = self._schema_version(self._session) if "meta" in tables else None
@@ -194,13 +202,30 @@ class SqliteStore(SqlStore):
             return
         if size == 0:
             return
-        page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
-        pages = int(self._db.execute("PRAGMA page_count").fetchone()[0])
+        page_size, pages = self._header_size()
+        if not page_size:
+            return  # not a SQLite file at all: opening it says so
         if size % page_size or (wal_size == 0 and size < pages * page_size):
             raise StoreError(
                 f"{self.location}: damaged database: the file is truncated "
                 f"({size} bytes, its header says {pages * page_size})"
             )
+
+    def _header_size(self) -> tuple[int, int]:
+        """(page size, pages) as the file's header records them, read from the bytes: a
+        truncated file may have lost the pages SQLite needs to answer a PRAGMA. The page
+        count is 0 when the header does not vouch for it."""
+        try:
+            with open(self.location, "rb") as handle:
+                header = handle.read(100)
+        except OSError:
+            return 0, 0
+        if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+            return 0, 0
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        valid = header[24:28] == header[92:96]
+        return page_size, int.from_bytes(header[28:32], "big") if valid else 0
 
     def _lock(self) -> None:
         fd = os.open(self.location, os.O_RDONLY)

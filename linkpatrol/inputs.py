@@ -1,0 +1,160 @@
+"""Where a check starts: URLs, local folders and files, a list on stdin, sitemaps.
+
+Everything here runs before the crawl and turns the user's inputs into start URLs (and
+the local root, when files are checked); the engine sees only URLs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import gzip
+import io
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
+
+from lxml import etree
+
+from linkpatrol.config import SiteSettings
+from linkpatrol.local import is_local_input, resolve_inputs
+from linkpatrol.model import ConfigError
+from linkpatrol.policy import site_prefix
+from linkpatrol.urls import BadURL, canonical
+
+STDIN = "-"
+MAX_SITEMAPS = 1_000  # sitemaps read through sitemap indexes, in all
+MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # what the sitemap protocol allows, uncompressed
+_SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+def read_url_list(stream: TextIO, where: str, limit: int) -> list[str]:
+    """One URL (or path) per line; blank lines and ``#`` comments are skipped."""
+    values: list[str] = []
+    for number, line in enumerate(stream, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if len(values) >= limit:
+            raise ConfigError(f"{where}: more than {limit} URLs (line {number}); see --max-urls")
+        values.append(text)
+    return values
+
+
+def _decompressed(data: bytes, where: str) -> bytes:
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+            out = unzipped.read(MAX_SITEMAP_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ConfigError(f"sitemap {where}: bad gzip data: {exc}") from None
+    if len(out) > MAX_SITEMAP_BYTES:
+        raise ConfigError(f"sitemap {where}: larger than 50 MB uncompressed")
+    return out
+
+
+def parse_sitemap(data: bytes, where: str) -> tuple[list[str], list[str]]:
+    """(page URLs, nested sitemap URLs) of a sitemap, a sitemap index or a text sitemap."""
+    data = _decompressed(data, where)
+    head = data.lstrip()[:200].lower()
+    if not (head.startswith(b"<") or head.startswith(b"\xef\xbb\xbf<")):
+        text = data.decode("utf-8", errors="replace")
+        return [line.strip() for line in text.splitlines() if line.strip()], []
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, recover=False
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        raise ConfigError(f"sitemap {where}: not valid XML: {exc}") from None
+    kind = etree.QName(root).localname
+    if kind not in ("urlset", "sitemapindex"):
+        raise ConfigError(f"sitemap {where}: root element is <{kind}>, not <urlset>")
+    locs = [
+        (el.text or "").strip()
+        for el in root.iter(f"{_SITEMAP_NS}loc", "loc")
+        if (el.text or "").strip()
+    ]
+    return (locs, []) if kind == "urlset" else ([], locs)
+
+
+async def _read_remote(urls: list[str], settings: SiteSettings) -> dict[str, bytes]:
+    from linkpatrol.fetch import Fetcher
+
+    fetcher = Fetcher(dataclasses.replace(settings, max_size=MAX_SITEMAP_BYTES))
+    await fetcher.start()
+    try:
+        bodies: dict[str, bytes] = {}
+        for url in urls:
+            response = await fetcher.fetch("GET", url, want_body=True, any_type=True)
+            if response.status != 200 or response.body is None:
+                why = response.error or f"HTTP {response.status}"
+                raise ConfigError(f"sitemap {url}: cannot fetch: {why}")
+            bodies[url] = response.body
+        return bodies
+    finally:
+        await fetcher.close()
+
+
+def _read_sitemap(source: str, settings: SiteSettings, cwd: Path) -> bytes:
+    if is_local_input(source):
+        path = Path(source)
+        path = path if path.is_absolute() else cwd / path
+        try:
+            return path.read_bytes()[: MAX_SITEMAP_BYTES + 1]
+        except OSError as exc:
+            raise ConfigError(f"sitemap {source}: cannot read: {exc.strerror}") from None
+    return asyncio.run(_read_remote([source], settings))[source]
+
+
+def sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Path) -> list[str]:
+    """Every page URL listed in the sitemaps, following sitemap indexes (bounded)."""
+    pending = list(sources)
+    seen: set[str] = set()
+    found: dict[str, None] = {}
+    while pending:
+        source = pending.pop(0)
+        if source in seen:
+            continue
+        seen.add(source)
+        if len(seen) > MAX_SITEMAPS:
+            raise ConfigError(f"sitemap {source}: more than {MAX_SITEMAPS} sitemaps in the index")
+        pages, nested = parse_sitemap(_read_sitemap(source, settings, cwd), source)
+        for url in pages:
+            if len(found) >= settings.max_urls:
+                raise ConfigError(f"sitemap {source}: more than {settings.max_urls} URLs")
+            found[url] = None
+        pending.extend(nested)
+    return list(found)
+
+
+def prepare(settings: SiteSettings, stdin: TextIO, cwd: Path | None = None) -> SiteSettings:
+    """The settings with every input turned into start URLs and the local root set."""
+    cwd = cwd or Path.cwd()
+    values: list[str] = []
+    for value in settings.start_urls:
+        if value == STDIN:
+            values.extend(read_url_list(stdin, "stdin", settings.max_urls))
+        else:
+            values.append(value)
+    sites = list(settings.sites)
+    if settings.sitemap:
+        values.extend(sitemap_urls(settings.sitemap, settings, cwd))
+        for source in settings.sitemap:
+            if not is_local_input(source):  # a sitemap speaks for the folder it lies in
+                try:
+                    sites.append(site_prefix(canonical(source)))
+                except BadURL as exc:
+                    raise ConfigError(f"sitemap {source!r}: {exc}") from None
+    inputs = resolve_inputs(values, settings.base_url, cwd, settings.max_urls, settings.root_dir)
+    return dataclasses.replace(
+        settings,
+        start_urls=inputs.start_urls,
+        sites=tuple(dict.fromkeys([*sites, *inputs.sites])),
+        mount=inputs.mount,
+    )
+
+
+__all__ = ["STDIN", "parse_sitemap", "prepare", "read_url_list", "sitemap_urls"]
