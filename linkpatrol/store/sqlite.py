@@ -185,8 +185,10 @@ class SqliteStore(SqlStore):
         self._lock()
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
-        # a bigger page cache and rarer checkpoints: the crawl writes in large batches
-        db.execute("PRAGMA cache_size = -32768")
+        # rarer checkpoints: the crawl writes in large batches; a page cache of 8 MB, as
+        # a larger one made the crawl's memory grow with the site (171 MB instead of 94 MB
+        # at 30,000 pages) for no gain in speed
+        db.execute("PRAGMA cache_size = -8192")
         db.execute("PRAGMA wal_autocheckpoint = 4096")
         db.execute("PRAGMA temp_store = MEMORY")
         with self._tx() as s:
