@@ -190,7 +190,7 @@ class SqliteStore(SqlStore):
         # at 30,000 pages) for no gain in speed
         db.execute("PRAGMA cache_size = -8192")
         db.execute("PRAGMA wal_autocheckpoint = 4096")
-        db.execute("PRAGMA temp_store = MEMORY")
+        # temporary b-trees (the report's sort of every link) spill to a file, not to memory
         with self._tx() as s:
             self._create_schema(s)
 
