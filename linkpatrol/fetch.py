@@ -24,13 +24,12 @@ from yarl import URL
 from linkpatrol import __version__
 from linkpatrol.addresses import AddressGuard, AddressRefused, GuardedResolver
 from linkpatrol.config import SiteSettings
-from linkpatrol.local import MARKDOWN_TYPE, serve_file
+from linkpatrol.local import serve_file
+from linkpatrol.model import HTML_TYPES, PAGE_TYPES
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 
 PEEK_BYTES = 64 * 1024
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-PAGE_TYPES = HTML_TYPES | {MARKDOWN_TYPE, "text/x-markdown"}
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
 ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"

@@ -80,54 +80,58 @@ def parse_sitemap(data: bytes, where: str) -> tuple[list[str], list[str]]:
     return (locs, []) if kind == "urlset" else ([], locs)
 
 
-async def _read_remote(urls: list[str], settings: SiteSettings) -> dict[str, bytes]:
+def _read_file(source: str, cwd: Path) -> bytes:
+    path = Path(source)
+    path = path if path.is_absolute() else cwd / path
+    try:
+        return path.read_bytes()[: MAX_SITEMAP_BYTES + 1]
+    except OSError as exc:
+        raise ConfigError(f"sitemap {source}: cannot read: {exc.strerror}") from None
+
+
+async def _sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Path) -> list[str]:
     from linkpatrol.fetch import Fetcher
 
-    fetcher = Fetcher(dataclasses.replace(settings, max_size=MAX_SITEMAP_BYTES))
-    await fetcher.start()
+    fetcher: Fetcher | None = None  # started at the first sitemap on the web, used for all
+    pending = list(sources)
+    seen: set[str] = set()
+    found: dict[str, None] = {}
     try:
-        bodies: dict[str, bytes] = {}
-        for url in urls:
-            response = await fetcher.fetch("GET", url, want_body=True, any_type=True)
-            if response.status != 200 or response.body is None:
-                why = response.error or f"HTTP {response.status}"
-                raise ConfigError(f"sitemap {url}: cannot fetch: {why}")
-            bodies[url] = response.body
-        return bodies
+        while pending:
+            source = pending.pop(0)
+            if source in seen:
+                continue
+            seen.add(source)
+            if len(seen) > MAX_SITEMAPS:
+                raise ConfigError(
+                    f"sitemap {source}: more than {MAX_SITEMAPS} sitemaps in the index"
+                )
+            if is_local_input(source):
+                data = _read_file(source, cwd)
+            else:
+                if fetcher is None:
+                    fetcher = Fetcher(dataclasses.replace(settings, max_size=MAX_SITEMAP_BYTES))
+                    await fetcher.start()
+                response = await fetcher.fetch("GET", source, want_body=True, any_type=True)
+                if response.status != 200 or response.body is None:
+                    why = response.error or f"HTTP {response.status}"
+                    raise ConfigError(f"sitemap {source}: cannot fetch: {why}")
+                data = response.body
+            pages, nested = parse_sitemap(data, source)
+            for url in pages:
+                if len(found) >= settings.max_urls:
+                    raise ConfigError(f"sitemap {source}: more than {settings.max_urls} URLs")
+                found[url] = None
+            pending.extend(nested)
     finally:
-        await fetcher.close()
-
-
-def _read_sitemap(source: str, settings: SiteSettings, cwd: Path) -> bytes:
-    if is_local_input(source):
-        path = Path(source)
-        path = path if path.is_absolute() else cwd / path
-        try:
-            return path.read_bytes()[: MAX_SITEMAP_BYTES + 1]
-        except OSError as exc:
-            raise ConfigError(f"sitemap {source}: cannot read: {exc.strerror}") from None
-    return asyncio.run(_read_remote([source], settings))[source]
+        if fetcher is not None:
+            await fetcher.close()
+    return list(found)
 
 
 def sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Path) -> list[str]:
     """Every page URL listed in the sitemaps, following sitemap indexes (bounded)."""
-    pending = list(sources)
-    seen: set[str] = set()
-    found: dict[str, None] = {}
-    while pending:
-        source = pending.pop(0)
-        if source in seen:
-            continue
-        seen.add(source)
-        if len(seen) > MAX_SITEMAPS:
-            raise ConfigError(f"sitemap {source}: more than {MAX_SITEMAPS} sitemaps in the index")
-        pages, nested = parse_sitemap(_read_sitemap(source, settings, cwd), source)
-        for url in pages:
-            if len(found) >= settings.max_urls:
-                raise ConfigError(f"sitemap {source}: more than {settings.max_urls} URLs")
-            found[url] = None
-        pending.extend(nested)
-    return list(found)
+    return asyncio.run(_sitemap_urls(sources, settings, cwd))
 
 
 def prepare(settings: SiteSettings, stdin: TextIO, cwd: Path | None = None) -> SiteSettings:

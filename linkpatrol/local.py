@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from linkpatrol.model import ConfigError
+from linkpatrol.model import PAGE_TYPES, ConfigError
 from linkpatrol.urls import BadURL, canonical
 
 # stands for the root when no --base-url says where the folder will be served;
@@ -32,7 +32,6 @@ MARKDOWN_TYPE = "text/markdown"
 INDEX = "index.html"
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", *MARKDOWN_SUFFIXES)
 SKIPPED = frozenset({"node_modules"})
-PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml", MARKDOWN_TYPE})
 _URL_SCHEME = ("http://", "https://", "file:")
 
 
@@ -69,8 +68,12 @@ class Mount:
         cleaned = posixpath.normpath("/" + relative)
         if cleaned.startswith("//") or ".." in cleaned.split("/"):
             return None
-        root = Path(unquote(urlsplit(self.root).path))
+        root = self.folder()
         return root / cleaned.lstrip("/") if cleaned != "/" else root
+
+    def folder(self) -> Path:
+        """The root as a path on disk."""
+        return Path(unquote(urlsplit(self.root).path))
 
 
 def file_url(path: Path, folder: bool = False) -> str:
@@ -214,9 +217,8 @@ class FileAnswer:
 
 
 def _shown(path: Path, mount: Mount) -> str:
-    root = Path(unquote(urlsplit(mount.root).path))
     try:
-        return str(path.relative_to(root)) or "."
+        return str(path.relative_to(mount.folder())) or "."
     except ValueError:
         return str(path)
 
@@ -283,10 +285,6 @@ async def serve_file(
     return await asyncio.to_thread(_serve, mount, url, want_body, any_type, max_size, if_none_match)
 
 
-def is_markdown_type(content_type: str | None) -> bool:
-    return content_type in (MARKDOWN_TYPE, "text/x-markdown")
-
-
 __all__ = [
     "MARKDOWN_TYPE",
     "STAND_IN_BASE",
@@ -296,7 +294,6 @@ __all__ = [
     "content_type_of",
     "file_url",
     "is_local_input",
-    "is_markdown_type",
     "resolve_inputs",
     "serve_file",
 ]

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import enum
 
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
+PAGE_TYPES = HTML_TYPES | MARKDOWN_TYPES  # documents whose links and anchors are read
+
 
 class Action(enum.StrEnum):
     """What to do with a URL, decided before it is ever requested."""

@@ -24,8 +24,7 @@ from typing import Any
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
-from linkpatrol.local import is_markdown_type
-from linkpatrol.model import Action, LinkpatrolError
+from linkpatrol.model import MARKDOWN_TYPES, Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL
@@ -141,7 +140,7 @@ def _from_wire(wire: _Wire) -> ParsedPage:
 
 def extract_page(body: bytes, charset: str | None, content_type: str | None) -> Page:
     """Links and anchors of a page, by the kind of document it is."""
-    if is_markdown_type(content_type):
+    if content_type in MARKDOWN_TYPES:
         from linkpatrol.markdown import extract_markdown
 
         return extract_markdown(body, charset)
