@@ -447,10 +447,11 @@ def _run_check(settings: SiteSettings) -> ExitCode:
         )
         if watcher is not None:
             watcher.finish(store, result.pass_info, report)
+        observer.close()
+        _emit(report, settings)  # read URL by URL from the memory: before it is closed
     finally:
         observer.close()
         store.close()
-    _emit(report, settings)
     if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is said: a late Ctrl-C changes nothing
     # nor a SIGTERM or SIGHUP, even once Python, shutting down, has dropped its handlers
@@ -523,19 +524,19 @@ def _read_memory(settings: SiteSettings, query: Callable[[Store], T]) -> T:
 
 
 def _run_report(settings: SiteSettings) -> ExitCode:
-    report = _read_memory(
-        settings,
-        lambda store: build_report(
+    def written(store: Store) -> Report:
+        report = build_report(
             store,
             report_after=settings.report_after,
             redirects_as_warnings=settings.redirects == "report",
             xref=settings.xref,
             fail_on=settings.fail_on,
             check_anchors=settings.check_anchors != "off",
-        ),
-    )
-    _emit(report, settings)
-    return _exit_code(report)
+        )
+        _emit(report, settings)  # read URL by URL from the memory: before it is closed
+        return report
+
+    return _exit_code(_read_memory(settings, written))
 
 
 def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:

@@ -7,6 +7,7 @@ memory); the rest crawl small sites of their own.
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -26,7 +27,8 @@ from markdown_it import MarkdownIt
 
 from linkpatrol.config import FORMATS
 from linkpatrol.model import Action, State
-from linkpatrol.report import Entry, Referrer, Report, Summary, render
+from linkpatrol.report import Entry, Referrer, Report, Summary, build_report, render
+from linkpatrol.store import open_store
 from tests.conftest import Runner, by_url
 from tests.sitesrv import Page, html
 from tests.sitesrv import TestSite as LoopbackSite
@@ -478,3 +480,51 @@ def made_report(entries: list[Entry]) -> Report:
         summary=summary,
         entries=entries,
     )
+
+
+# ---- streamed from the memory ------------------------------------------------------------
+
+
+def test_a_report_streamed_from_the_memory_renders_as_one_held_whole(tmp_path: Path) -> None:
+    """build_report reads the URLs from the memory each time they are gone through, keeping
+    only the figures and the URLs it names; every format must come out as it would from a
+    report holding every entry, referrers and links included."""
+    site = {
+        "/": Page(
+            html(
+                '<a href="/a.html#here">here</a>',
+                '<a href="/a.html#nowhere">nowhere</a>',
+                '<a href="/old">moved</a>',
+                '<a href="/missing">missing</a>',
+                *(f'<a href="/deep/{n}.html">{n}</a>' for n in range(8)),
+            )
+        ),
+        "/a.html": Page(html('<h2 id="here">Here</h2>', '<a href="/missing">again</a>')),
+        "/old": Page("", status=301, headers={"Location": "/a.html"}),
+        **{f"/deep/{n}.html": Page(html('<a href="/">home</a>')) for n in range(8)},
+    }
+    run = Runner(tmp_path)
+    with LoopbackSite(site) as served:
+        proc = run.check(served.url("/"), "--check-anchors", "--max-urls", "8", "--format", "json")
+    assert proc.returncode in (1, 3), proc.stderr
+    store = open_store(run.db, crawl=False)
+    try:
+        streamed = build_report(store, xref=True, check_anchors=True, redirects_as_warnings=True)
+        assert streamed.noted is not None and streamed.tally is not None
+        whole = copy.copy(streamed)
+        whole.entries = list(streamed.entries)
+        whole.noted = whole.tally = None
+        assert list(streamed.entries) == whole.entries  # read again, the same
+        states = {e.url: e.state for e in whole.entries}
+        assert states[served.url("/a.html#nowhere")] is State.BROKEN
+        assert states[served.url("/old")] is State.REDIRECT
+        assert whole.figures.limited > 0
+        assert any(e.links for e in whole.entries)
+        for named in ("broken", "warnings", "not_yet_reported"):
+            held = [(e.url, e.referrers, e.changes, e.new) for e in getattr(whole, named)]
+            read = [(e.url, e.referrers, e.changes, e.new) for e in getattr(streamed, named)]
+            assert read == held, named
+        for fmt in FORMATS:
+            assert render(streamed, fmt) == render(whole, fmt), fmt
+    finally:
+        store.close()

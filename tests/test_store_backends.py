@@ -186,6 +186,13 @@ def test_links_keep_their_lines_and_referrers_come_in_one_order(store: Store) ->
     assert outlinks[f"{H}/"] == SITE[f"{H}/"]  # in the page's order
     assert outlinks[f"{H}/a"] == SITE[f"{H}/a"]
     assert not any(r.referrers for r in store.pass_urls(pass_id, with_referrers=False))
+    # the same lists asked for a few URLs at a time, as a report does for those it names
+    ids = {r.url: r.id for r in store.pass_urls(pass_id, with_referrers=False)}
+    some = [ids[f"{H}/gone"], ids[f"{H}/a"], ids[f"{H}/new"]]
+    assert store.referrers(pass_id, some) == {
+        ids[url]: referrers[url] for url in (f"{H}/gone", f"{H}/a", f"{H}/new")
+    }
+    assert store.referrers(pass_id, []) == {}
 
 
 @pytest.mark.backends

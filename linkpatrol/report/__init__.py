@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +21,7 @@ MISSING_ANCHOR = "missing anchor"
 TREND_PASSES = 20  # passes shown in the broken-links-over-time pictures
 FLAP_DAYS = 7.0
 FLAPPING = 3  # changes of verdict within FLAP_DAYS that make a URL "flapping"
+LIMITED_KEPT = 100  # URLs left unchecked by a limit that a report keeps by name
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,80 @@ class FetchUse:
 
 
 @dataclass(slots=True)
+class Tally:
+    """Figures over every URL of a pass, gathered in one reading of the memory."""
+
+    states: Counter[State] = field(default_factory=Counter)
+    limited: int = 0  # URLs left unchecked by a limit
+    limited_first: list[Entry] = field(default_factory=list)  # the first LIMITED_KEPT of them
+    response_ms: array[float] = field(default_factory=lambda: array("d"))
+
+    def add(self, entry: Entry) -> None:
+        self.states[entry.state] += 1
+        if entry.state is State.UNCHECKED and entry.error:
+            self.limited += 1
+            if len(self.limited_first) < LIMITED_KEPT:
+                self.limited_first.append(entry)
+        if entry.response_ms is not None:
+            self.response_ms.append(entry.response_ms)
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Tally:
+        tally = cls()
+        for entry in entries:
+            tally.add(entry)
+        return tally
+
+
+class StoredEntries:
+    """Every URL of a pass as report entries, read again from the memory at each iteration,
+    so that a report of any size is never whole in memory. Good while the store is open."""
+
+    def __init__(
+        self,
+        store: Store,
+        pass_id: int,
+        *,
+        report_after: float,
+        xref: bool,
+        history: dict[int, tuple[list[Change], bool]],
+        tail: list[Entry],
+    ) -> None:
+        self._store = store
+        self._pass_id = pass_id
+        self._report_after = report_after
+        self._xref = xref
+        self._history = history  # url id: (changes of verdict, new in this pass)
+        self._tail = tail  # entries the memory holds no row for (missing anchors)
+
+    def __iter__(self) -> Iterator[Entry]:
+        outlinks = self._store.outlinks(self._pass_id) if self._xref else iter(())
+        pending = next(outlinks, None)
+        for record in self._store.pass_urls(self._pass_id):
+            links: list[Referrer] | None = None
+            if self._xref:
+                links = []
+                # both in the order of the URLs' ids: a merge, not a lookup
+                if pending is not None and pending[0] == record.url:
+                    links = [Referrer(url, line) for url, line in pending[1]]
+                    pending = next(outlinks, None)
+            entry = entry_of(record, self._reportable(record), links)
+            if (known := self._history.get(record.id)) is not None:
+                entry.changes, entry.new = known
+            yield entry
+        yield from self._tail
+
+    def _reportable(self, record: UrlRecord) -> bool:
+        return is_reportable(
+            record.state,
+            record.last_checked,
+            record.last_good,
+            record.failing_since,
+            self._report_after,
+        )
+
+
+@dataclass(slots=True)
 class Report:
     version: str
     complete: bool
@@ -119,7 +196,7 @@ class Report:
     finished_at: float | None
     start_urls: list[str]
     summary: Summary
-    entries: list[Entry]
+    entries: Iterable[Entry]  # every URL of the pass; may be read from the memory each time
     stop_reason: str | None = None
     redirects_as_warnings: bool = False
     xref: bool = False
@@ -127,6 +204,9 @@ class Report:
     extra: dict[str, object] = field(default_factory=dict)
     passes: list[PassInfo] = field(default_factory=list)  # the last passes, this one last
     plugins: dict[str, Any] = field(default_factory=dict)  # report fields by plugin name
+    # the URLs a report names (broken, warning, redirect), kept whole; found in entries if None
+    noted: list[Entry] | None = None
+    tally: Tally | None = None  # figures over all entries; counted from entries if None
 
     @property
     def until(self) -> float:
@@ -137,15 +217,32 @@ class Report:
         return entry.flaps(self.until) >= FLAPPING
 
     @property
+    def named(self) -> list[Entry]:
+        """The URLs a report may name: broken, warnings and redirects, in discovery order."""
+        if self.noted is None:
+            self.noted = [e for e in self.entries if e.state in _WITH_HISTORY]
+        return self.noted
+
+    @property
+    def figures(self) -> Tally:
+        if self.tally is None:
+            self.tally = Tally.of(self.entries)
+        return self.tally
+
+    @property
+    def redirects(self) -> dict[str, Entry]:
+        return {e.url: e for e in self.named if e.state is State.REDIRECT}
+
+    @property
     def broken(self) -> list[Entry]:
         """Reportable broken URLs, worst first: never good, then longest since last good."""
-        broken = [e for e in self.entries if e.reportable]
+        broken = [e for e in self.named if e.reportable]
         return sorted(broken, key=_worst_first)
 
     @property
     def not_yet_reported(self) -> list[Entry]:
         return sorted(
-            (e for e in self.entries if e.state is State.BROKEN and not e.reportable),
+            (e for e in self.named if e.state is State.BROKEN and not e.reportable),
             key=_worst_first,
         )
 
@@ -153,7 +250,7 @@ class Report:
     def warnings(self) -> list[Entry]:
         return [
             e
-            for e in self.entries
+            for e in self.named
             if e.state is State.WARNING
             or (self.redirects_as_warnings and e.state is State.REDIRECT)
         ]
@@ -234,8 +331,9 @@ def anchor_found(fragment: str, anchors: frozenset[str]) -> bool:
     return decoded in anchors or decoded.lower() == "top"
 
 
-def missing_anchors(store: Store, pass_id: int, pages: dict[str, Entry]) -> list[Entry]:
-    """One broken entry per ``page#fragment`` linked in the pass that the page lacks."""
+def missing_anchors(store: Store, pass_id: int) -> list[Entry]:
+    """One broken entry per ``page#fragment`` linked in the pass that the page lacks; the
+    page's own details (action, content type, when checked) are left for the caller."""
     found: dict[str, Entry] = {}
     for src, line, dst, fragment, anchors in store.fragment_links(pass_id):
         if anchor_found(fragment, anchors):
@@ -243,17 +341,16 @@ def missing_anchors(store: Store, pass_id: int, pages: dict[str, Entry]) -> list
         url = f"{dst}#{fragment}"
         entry = found.get(url)
         if entry is None:
-            page = pages.get(dst)
             entry = found[url] = Entry(
                 url=url,
-                action=page.action if page else Action.PARSE,
+                action=Action.PARSE,
                 state=State.BROKEN,
                 http_status=None,
                 error=MISSING_ANCHOR,
-                content_type=page.content_type if page else None,
+                content_type=None,
                 redirect_to=None,
                 reportable=True,
-                last_checked=page.last_checked if page else None,
+                last_checked=None,
                 last_good=None,
                 failing_since=None,
                 referrers=[],
@@ -272,50 +369,72 @@ def build_report(
     fail_on: str = "broken",
     check_anchors: bool = False,
 ) -> Report:
-    """The report of one pass (by default the latest) read from the memory alone."""
+    """The report of one pass (by default the latest) read from the memory alone.
+
+    The memory is read once for the figures and the URLs a report names; its ``entries``
+    are read again, URL by URL, each time they are gone through, so the store must stay
+    open while the report is rendered.
+    """
     info = pass_info or store.latest_pass()
     if info is None:
         raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
-    outlinks: dict[str, list[Referrer]] = {}
-    if xref:
-        for src, targets in store.outlinks(info.id):
-            outlinks[src] = [Referrer(url, line) for url, line in targets]
-    entries: list[Entry] = []
-    watched: dict[int, Entry] = {}
-    for record in store.pass_urls(info.id):
+    anchors = missing_anchors(store, info.id) if check_anchors else []
+    anchor_pages: dict[str, list[Entry]] = {}
+    for entry in anchors:
+        anchor_pages.setdefault(entry.url.partition("#")[0], []).append(entry)
+    tally = Tally()
+    noted: dict[int, Entry] = {}
+    reportable = 0
+    for record in store.pass_urls(info.id, with_referrers=False):
         counts = is_reportable(
             record.state, record.last_checked, record.last_good, record.failing_since, report_after
         )
-        entries.append(entry_of(record, counts, outlinks.get(record.url, []) if xref else None))
+        entry = entry_of(record, counts)
+        tally.add(entry)
+        reportable += counts
         if record.state in _WITH_HISTORY:
-            watched[record.id] = entries[-1]
+            noted[record.id] = entry
+        for missing in anchor_pages.get(record.url, ()):
+            missing.action = record.action
+            missing.content_type = record.content_type
+            missing.last_checked = record.last_checked
+    urls = sum(tally.states.values())
+    for url_id, pages in store.referrers(info.id, list(noted)).items():
+        noted[url_id].referrers = [Referrer(url, line) for url, line in pages]
     passes = store.passes(TREND_PASSES)
     earlier = any(p.id < info.id for p in passes)
-    for url_id, changes in store.changes(list(watched)).items():
-        entry = watched[url_id]
+    history: dict[int, tuple[list[Change], bool]] = {}
+    for url_id, changes in store.changes(list(noted)).items():
+        entry = noted[url_id]
         entry.changes = changes
         entry.new = earlier and changes[-1].pass_id == info.id
-    urls = len(entries)
-    if check_anchors:
-        by_url = {e.url: e for e in entries}
-        entries.extend(missing_anchors(store, info.id, by_url))
-    broken = sum(1 for e in entries if e.state is State.BROKEN)
-    reportable = sum(1 for e in entries if e.reportable)
-    redirects = sum(1 for e in entries if e.state is State.REDIRECT)
-    warnings = sum(1 for e in entries if e.state is State.WARNING)
+        history[url_id] = (changes, entry.new)
+    for entry in anchors:
+        tally.add(entry)
+    reportable += len(anchors)
+    redirects = tally.states[State.REDIRECT]
+    warnings = tally.states[State.WARNING]
     if redirects_as_warnings:
         warnings += redirects
     summary = Summary(
         urls=urls,
         requested=info.requested,
         parsed=info.parsed,
-        broken=broken,
+        broken=tally.states[State.BROKEN],
         reportable=reportable,
         warnings=warnings,
         redirects=redirects,
         requests=info.requests,
         elapsed=info.elapsed,
         fetch=FetchUse.of(info.usage),
+    )
+    entries = StoredEntries(
+        store,
+        info.id,
+        report_after=report_after,
+        xref=xref,
+        history=history,
+        tail=anchors,
     )
     return Report(
         version=__version__,
@@ -332,6 +451,8 @@ def build_report(
         warnings_fail=fail_on == "warning",
         passes=[p for p in passes if p.id <= info.id],
         plugins=store.plugin_fields(info.id),
+        noted=[*noted.values(), *anchors],
+        tally=tally,
     )
 
 

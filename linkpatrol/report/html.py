@@ -181,7 +181,7 @@ def holders(entry: Entry, redirects: dict[str, Entry]) -> list[Holder]:
 
 
 def _redirects(report: Report) -> dict[str, Entry]:
-    return {e.url: e for e in report.entries if e.state is State.REDIRECT}
+    return report.redirects
 
 
 # ---- summary -------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def summary_section(report: Report) -> str:
             f"{why}. The next <code>linkpatrol check</code> with the same start URLs "
             "resumes it; until then some URLs have no verdict.</p>"
         )
-    limited = sum(1 for e in report.entries if e.state is State.UNCHECKED and e.error)
+    limited = report.figures.limited
     if limited:
         out.append(
             f'<p class="meta">{_plural(limited, "URL")} not checked: a limit was reached '
@@ -339,7 +339,7 @@ def _bar_rows(
 
 def verdict_counts(report: Report) -> dict[State, int]:
     """URLs of the pass per verdict, every verdict named (0 where none)."""
-    counts = Counter(e.state for e in report.entries)
+    counts = report.figures.states
     return {state: counts.get(state, 0) for state in State}
 
 
@@ -355,7 +355,7 @@ def verdict_chart(report: Report) -> str:
 
 
 def response_times(report: Report) -> list[float]:
-    return sorted(e.response_ms for e in report.entries if e.response_ms is not None)
+    return sorted(report.figures.response_ms)
 
 
 def time_buckets(times: Iterable[float]) -> list[tuple[str, int]]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Report, iso
+from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Referrer, Report, iso
 from linkpatrol.store import Change
 
 
@@ -21,7 +21,12 @@ def change_dict(change: Change) -> dict[str, Any]:
 
 
 def entry_dict(entry: Entry) -> dict[str, Any]:
-    data: dict[str, Any] = {
+    return {**_head(entry), "referrers": _referrers(entry.referrers), **_tail(entry)}
+
+
+def _head(entry: Entry) -> dict[str, Any]:
+    """An URL's fields before its referrers."""
+    return {
         "url": entry.url,
         "action": entry.action.value,
         "state": entry.state.value,
@@ -33,15 +38,24 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
         "last_checked": iso(entry.last_checked),
         "last_good": iso(entry.last_good),
         "failing_since": iso(entry.failing_since),
-        "referrers": [{"url": r.url, "line": r.line} for r in entry.referrers],
+    }
+
+
+def _tail(entry: Entry) -> dict[str, Any]:
+    """An URL's fields after its referrers."""
+    data: dict[str, Any] = {
         "response_ms": None if entry.response_ms is None else round(entry.response_ms, 1),
         "new": entry.new,
     }
     if entry.changes is not None:
         data["changes"] = [change_dict(c) for c in entry.changes]
     if entry.links is not None:
-        data["links"] = [{"url": r.url, "line": r.line} for r in entry.links]
+        data["links"] = _referrers(entry.links)
     return data
+
+
+def _referrers(pages: list[Referrer]) -> list[dict[str, Any]]:
+    return [{"url": r.url, "line": r.line} for r in pages]
 
 
 def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
@@ -101,11 +115,21 @@ def iter_json(report: Report) -> Iterator[str]:
     extra = {key: head.pop(key) for key in report.extra}
     yield encode(head)[:-1] + ',"urls":['
     for i, entry in enumerate(report.entries):
-        yield ("," if i else "") + encode(entry_dict(entry))
+        yield ","[:i]
+        yield from _entry_pieces(entry, encode)
     yield "]"
     if extra:
         yield "," + encode(extra)[1:-1]
     yield "}\n"
+
+
+def _entry_pieces(entry: Entry, encode: Callable[[Any], str]) -> Iterator[str]:
+    """One URL's object, its referrers written one at a time: a page linked from every page
+    of a big site has as many."""
+    yield encode(_head(entry))[:-1] + ',"referrers":['
+    for i, ref in enumerate(entry.referrers):
+        yield ","[:i] + encode({"url": ref.url, "line": ref.line})
+    yield "]," + encode(_tail(entry))[1:]
 
 
 def render_json(report: Report) -> str:

@@ -11,7 +11,6 @@ from linkpatrol.model import State
 from linkpatrol.report import FLAP_DAYS, FLAPPING, MISSING_ANCHOR, Entry, Referrer, Report, iso
 from linkpatrol.urls import relative_to
 
-LIMITED_SHOWN = 100  # URLs left out by a limit listed in the text report
 PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report has all
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -167,7 +166,7 @@ def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry], until: float
 
 def render_text(report: Report) -> str:
     base = report.start_urls[0] if report.start_urls else ""
-    by_url = {e.url: e for e in report.entries if e.state is State.REDIRECT}
+    by_url = report.redirects
     state = "complete" if report.complete else f"INCOMPLETE, stopped by {report.stop_reason}"
     if not report.complete and report.stop_reason is None:
         state = "INCOMPLETE, still running or cut off"
@@ -195,12 +194,13 @@ def render_text(report: Report) -> str:
             out.append("")
             out.extend(_entry_block(entry, base, by_url, report.until))
         out.append("")
-    limited = [e for e in report.entries if e.state is State.UNCHECKED and e.error]
-    if limited:
-        out.append(f"Not checked, a limit was reached ({len(limited)}):")
-        out.extend(f"  {clean(e.url)}  ({clean(e.error or '')})" for e in limited[:LIMITED_SHOWN])
-        if len(limited) > LIMITED_SHOWN:
-            out.append(f"  ... and {len(limited) - LIMITED_SHOWN} more (--format json lists all)")
+    figures = report.figures
+    if figures.limited:
+        out.append(f"Not checked, a limit was reached ({figures.limited}):")
+        out.extend(f"  {clean(e.url)}  ({clean(e.error or '')})" for e in figures.limited_first)
+        if figures.limited > len(figures.limited_first):
+            more = figures.limited - len(figures.limited_first)
+            out.append(f"  ... and {more} more (--format json lists all)")
         out.append("")
     if report.xref:
         out.append("Cross-reference:")

@@ -244,6 +244,12 @@ class Store(Protocol):
 
     def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]: ...
 
+    def referrers(
+        self, pass_id: int, url_ids: Sequence[int]
+    ) -> dict[int, list[tuple[str, int | None]]]:
+        """The pages of the pass (and lines) that link to each of these URLs."""
+        ...
+
     def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]: ...
 
     def verdicts(self, pass_id: int) -> dict[State, int]:

@@ -1028,19 +1028,13 @@ class SqlStore(ABC):
 
     def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]:
         """Every URL of the pass, in discovery order, with the pages (and lines) linking to it."""
-        d = self.dialect
         with self._read() as s:
             url_rows = s.stream(
                 f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? ORDER BY id",
                 (pass_id,),
             )
             ref_rows = (
-                s.stream(
-                    "SELECT l.dst, s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
-                    f"WHERE s.links_pass = ? AND s.seen_pass = ? AND {_NOT_WITHIN} "
-                    f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}",
-                    (pass_id, pass_id),
-                )
+                s.stream(self._referrer_query("TRUE"), (pass_id, pass_id))
                 if with_referrers
                 else iter(())
             )
@@ -1054,6 +1048,29 @@ class SqlStore(ABC):
                         referrers.append((page, pending_ref[2]))
                     pending_ref = next(ref_rows, None)
                 yield _url_record(row, referrers)
+
+    def _referrer_query(self, condition: str) -> str:
+        """(target id, referring page, line) of the pass's links, by target, page and line."""
+        d = self.dialect
+        return (
+            "SELECT l.dst, s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+            f"WHERE s.links_pass = ? AND s.seen_pass = ? AND {_NOT_WITHIN} AND {condition} "
+            f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
+        )
+
+    def referrers(
+        self, pass_id: int, url_ids: Sequence[int]
+    ) -> dict[int, list[tuple[str, int | None]]]:
+        found: dict[int, list[tuple[str, int | None]]] = {}
+        pages: dict[str, str] = {}
+        with self._read() as s:
+            for chunk in self.dialect.chunks(list(url_ids)):
+                condition, values = self.dialect.member("l.dst", chunk)
+                for dst, page, line in s.execute(
+                    self._referrer_query(condition), (pass_id, pass_id, *values)
+                ):
+                    found.setdefault(dst, []).append((pages.setdefault(page, page), line))
+        return found
 
     def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]:
         current: str | None = None
