@@ -10,6 +10,9 @@ from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Referrer, Report, iso
 from linkpatrol.store import Change
 
 
+REFERRER_BATCH = 1000  # referrers encoded at once: few calls, and never all of a big page's
+
+
 def change_dict(change: Change) -> dict[str, Any]:
     return {
         "at": iso(change.at),
@@ -127,8 +130,9 @@ def _entry_pieces(entry: Entry, encode: Callable[[Any], str]) -> Iterator[str]:
     """One URL's object, its referrers written one at a time: a page linked from every page
     of a big site has as many."""
     yield encode(_head(entry))[:-1] + ',"referrers":['
-    for i, ref in enumerate(entry.referrers):
-        yield ","[:i] + encode({"url": ref.url, "line": ref.line})
+    pages = entry.referrers
+    for start in range(0, len(pages), REFERRER_BATCH):
+        yield ","[: min(start, 1)] + encode(_referrers(pages[start : start + REFERRER_BATCH]))[1:-1]
     yield "]," + encode(_tail(entry))[1:]
 
 
