@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -34,7 +34,7 @@ from linkpatrol.verdict import (
 
 T = TypeVar("T")
 
-FLUSH_INTERVAL = 0.05
+FLUSH_INTERVAL = 0.25
 SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
 FLUSH_BATCH = 256
 LEASE_SECONDS = 600.0
@@ -131,6 +131,10 @@ class Crawl:
         self._from_memory: set[int] = set()
         self._roots: set[str] = set()
         self._slots = 0  # requests this worker may have in flight to one host (its share)
+        # alone, once a claim came back short: the only origins the frontier may hold
+        # unleased URLs of; a claim is not worth asking for while they are all busy
+        self._dry: set[str] | None = None
+        self._alone = True
         self._sampled_at: float | None = None
         self.usage = SlotUsage()  # how the fetch slots were used in this run
 
@@ -226,55 +230,109 @@ class Crawl:
         return list(dict.fromkeys(urls))
 
     async def _loop(self, pass_id: int) -> bool:
+        """Dispatch requests, and keep the memory in step without waiting for it.
+
+        Every write and read of the memory (a batch of outcomes, a claim, a heartbeat, a
+        count) runs as a background job, one at a time, as the store has one thread: the
+        requests go on while the memory writes, which on a big site takes longer than
+        the requests themselves.
+        """
         last_flush = time.monotonic()
         last_progress = 0.0
         last_beat = -HEARTBEAT_INTERVAL
         claim_empty = False
-        while True:
-            # cleared before the work, so whatever this round settles wakes the next one
-            self._wake.clear()
-            if self._fatal is not None:
-                return False
-            if self._stop_reason is not None:
-                return False
-            now = time.monotonic()
-            # batch writes while there is other work at hand; when none is queued, new
-            # work can only come from these outcomes, so write them at once
-            starving = claim_empty and self._buffered == 0
-            if self._outcomes and (
-                starving or len(self._outcomes) >= FLUSH_BATCH or now - last_flush >= FLUSH_INTERVAL
-            ):
-                await self._flush()
-                last_flush = now
+        finished = False
+        poll_after = 0.0  # others hold the rest of the frontier: look again after this
+        job: asyncio.Task[None] | None = None
+
+        async def flush() -> None:
+            nonlocal claim_empty
+            await self._flush()
+            claim_empty = False
+
+        async def claim() -> None:
+            nonlocal claim_empty
+            claim_empty = not await self._claim(pass_id)
+
+        async def progress() -> None:
+            self.stats.queued = await self._call(self.store.pending, pass_id)
+            self.stats.requests = self.fetcher.requests + self._extra_requests
+            self.observer.progress(self.stats)
+
+        async def check_done() -> None:
+            # the pass is complete once its frontier is empty; until then other workers
+            # hold the rest, and their leases end with them or expire
+            nonlocal finished, claim_empty, poll_after
+            if await self._call(self.store.pending, pass_id) == 0:
+                finished = True
+            else:
                 claim_empty = False
-            if now - last_beat >= HEARTBEAT_INTERVAL:
-                last_beat = now
-                await self._heartbeat(pass_id)
-            if self._slots and not claim_empty and self._buffered < self._window:
-                claimed = await self._claim(pass_id)
-                claim_empty = not claimed
-            self._dispatch()
-            self._sample(time.monotonic())
-            if now - last_progress >= 0.5:
-                last_progress = now
-                self.stats.queued = await self._call(self.store.pending, pass_id)
-                self.stats.requests = self.fetcher.requests + self._extra_requests
-                self.observer.progress(self.stats)
-            wait = self._next_wait()
-            idle = not self._inflight and not self._outcomes and self._buffered == 0
-            if (claim_empty or not self._slots) and idle:
-                # the pass is complete once its frontier is empty; until then other
-                # workers hold the rest, and their leases end with them or expire
-                if await self._call(self.store.pending, pass_id) == 0:
+                self._dry = None
+                poll_after = time.monotonic() + POLL_INTERVAL
+
+        try:
+            while True:
+                # cleared before the work, so whatever this round settles wakes the next
+                self._wake.clear()
+                if job is not None and job.done():
+                    done, job = job, None
+                    done.result()
+                if finished:
                     return True
-                claim_empty = False
-                wait = POLL_INTERVAL
-            if self._budget_spent and not self._inflight and not self._outcomes:
-                self.stop("max-requests")
-                continue
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    await self._wake.wait()
+                if self._fatal is not None or self._stop_reason is not None:
+                    return False
+                now = time.monotonic()
+                if job is None:
+                    # batch writes while there is other work at hand; when none is
+                    # queued, new work can only come from these outcomes: write them now
+                    starving = claim_empty and self._buffered == 0
+                    idle = not self._inflight and not self._outcomes and self._buffered == 0
+                    wants_claim = (
+                        self._slots
+                        and not claim_empty
+                        and self._buffered < self._window
+                        and now >= poll_after
+                    )
+                    if wants_claim and self._claim_is_futile():
+                        claim_empty, wants_claim = True, False
+                    step: Coroutine[Any, Any, None] | None = None
+                    if self._outcomes and (
+                        starving
+                        or len(self._outcomes) >= FLUSH_BATCH
+                        or now - last_flush >= FLUSH_INTERVAL
+                    ):
+                        last_flush = now
+                        step = flush()
+                    elif now - last_beat >= HEARTBEAT_INTERVAL:
+                        last_beat = now
+                        step = self._heartbeat(pass_id)
+                    elif wants_claim:
+                        step = claim()
+                    elif now - last_progress >= 0.5:
+                        last_progress = now
+                        step = progress()
+                    elif (claim_empty or not self._slots) and idle and now >= poll_after:
+                        step = check_done()
+                    if step is not None:
+                        job = asyncio.ensure_future(step)
+                        job.add_done_callback(lambda _: self._wake.set())
+                self._dispatch()
+                self._sample(time.monotonic())
+                if self._budget_spent and not self._inflight and not self._outcomes:
+                    self.stop("max-requests")
+                    continue
+                wait = self._next_wait()
+                if poll_after > now:
+                    wait = min(wait, max(poll_after - now, 0.001))
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await self._wake.wait()
+        finally:
+            if job is not None:
+                # a batch half written or a claim half taken is finished, not dropped
+                await asyncio.wait([job])
+                if not job.cancelled() and (error := job.exception()) is not None:
+                    raise error
 
     def _next_wait(self) -> float:
         wait = FLUSH_INTERVAL
@@ -298,6 +356,9 @@ class Crawl:
         )
         # alone, a worker claims ahead; in a crew, little more than it can start, so that
         # none holds URLs the others could be fetching
+        self._alone = workers == 1
+        if not self._alone:
+            self._dry = None  # the others queue URLs too
         if workers == 1:
             self._window = self._alone_window
         else:
@@ -310,6 +371,8 @@ class Crawl:
             for host in self._hosts.values():
                 while host.waiting and len(handed) < excess:
                     handed.append(host.waiting.pop().url_id)
+                    if self._dry is not None:
+                        self._dry.add(host.origin)
             self._buffered -= len(handed)
             await self._call(self.store.release, pass_id, handed)
 
@@ -341,13 +404,18 @@ class Crawl:
             h.origin for h in self._hosts.values() if h.robots_pending or len(h.waiting) >= limit
         ]
 
+    def _claim_is_futile(self) -> bool:
+        """Alone, whether every origin the frontier may hold unleased URLs of is busy: a
+        claim would scan the frontier for nothing, a big site's costliest query."""
+        return self._dry is not None and self._dry.issubset(self._busy_origins())
+
     async def _claim(self, pass_id: int) -> int:
         room = self._window - self._buffered
         if room <= 0:
             return 0
-        tasks = await self._call(
-            self.store.claim, pass_id, room, time.time(), self._busy_origins(), LEASE_SECONDS
-        )
+        busy = self._busy_origins()
+        tasks = await self._call(self.store.claim, pass_id, room, time.time(), busy, LEASE_SECONDS)
+        self._dry = set(busy) if self._alone and len(tasks) < room else None
         trusted: list[tuple[Task, Action]] = []
         for task in tasks:
             action = self._admit(task)
@@ -553,7 +621,9 @@ class Crawl:
                 o.links = remembered.get(o.url_id, [])
                 self._from_memory.discard(o.url_id)
         try:
-            await self._call(self.store.complete, self._pass.id, batch, time.time(), extra)
+            queued = await self._call(self.store.complete, self._pass.id, batch, time.time(), extra)
+            if self._dry is not None:
+                self._dry |= queued
         except BaseException:
             if not final:
                 self._outcomes = batch + self._outcomes

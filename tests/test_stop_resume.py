@@ -269,6 +269,10 @@ def test_a_second_crawler_on_the_same_memory_is_refused(run: Runner, serve) -> N
         first = run.popen("check", "--db", run.db, "--format", "json", start)
         try:
             gate.wait_holding(first)
+            # the answered requests are logged as their answers end: wait for all of them
+            deadline = time.monotonic() + 10
+            while len(site.requests()) < gate.after and time.monotonic() < deadline:
+                time.sleep(0.01)
             before = len(site.requests())
 
             second = run.check(start)

@@ -9,7 +9,6 @@ from typing import Any
 from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Referrer, Report, iso
 from linkpatrol.store import Change
 
-
 REFERRER_BATCH = 1000  # referrers encoded at once: few calls, and never all of a big page's
 
 

@@ -209,7 +209,9 @@ class Store(Protocol):
 
     def complete(
         self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
-    ) -> None: ...
+    ) -> set[str]:
+        """Write a batch of outcomes; the origins of the URLs it queued."""
+        ...
 
     def release(self, pass_id: int, url_ids: Sequence[int]) -> None: ...
 

@@ -95,7 +95,7 @@ CREATE TABLE IF NOT EXISTS links(
   {link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int}, fragment TEXT
 );
 CREATE INDEX IF NOT EXISTS links_src ON links(src{link_order});
-CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+{links_by_target};
 CREATE TABLE IF NOT EXISTS frontier(
   url_id {int} PRIMARY KEY,
   pass_id {int} NOT NULL,
@@ -166,6 +166,8 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
+LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
+SEEN_KEPT = 20_000  # URLs a sole writer remembers as seen in its pass (about 4 MB)
 _NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 _HISTORY_COLUMNS = (
@@ -203,6 +205,9 @@ class Dialect:
     # appended to a SELECT of one row that concurrent writers must take turns on ("" where
     # a write transaction already excludes every other writer)
     lock_row: str = ""
+    # where one process writes: the index of links by target is built in one go when a
+    # crawl's run ends, not row by row during it (which was a big crawl's costliest write)
+    deferred_links_index: bool = False
 
     def schema(self) -> list[str]:
         ddl = _SCHEMA.format(
@@ -212,8 +217,11 @@ class Dialect:
             link_id=f"{self.link_id}, " if self.link_id else "",
             link_order=f", {self.link_order}" if self.link_id else "",
             url_unique="" if self.url_digest else " UNIQUE",
+            links_by_target=LINKS_BY_TARGET,
         )
         statements = [s.strip() for s in ddl.split(";") if s.strip()]
+        if self.deferred_links_index:
+            statements.remove(LINKS_BY_TARGET)
         if self.url_digest:
             statements.append(
                 f"CREATE UNIQUE INDEX IF NOT EXISTS urls_url ON urls({self.url_digest}(url))"
@@ -333,6 +341,10 @@ class SqlStore(ABC):
         self._lock_key = 0  # the key of this worker's liveness lock, where the database has one
         self._enlisted = False  # this store is a crawler's, which has begun a pass
         self._patterns: dict[str, int] = {}
+        # where this process is the only writer: URLs known to be seen in the pass
+        # ``_seen_pass``, by id; a site's navigation is linked from every page
+        self._seen: dict[str, int] = {}
+        self._seen_pass: int | None = None
 
     @abstractmethod
     def _tx(self) -> AbstractContextManager[Session]:
@@ -445,6 +457,8 @@ class SqlStore(ABC):
         encoded = json.dumps(list(start_urls))
         limits = limits or PassLimits()
         self._patterns.clear()
+        self._seen.clear()
+        self._seen_pass = None
         self._enlisted = True
         with self._tx() as s:
             self._serialize(s)
@@ -495,6 +509,8 @@ class SqlStore(ABC):
                 s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
                 resumed = False
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
+            if self.dialect.deferred_links_index:
+                s.execute("DROP INDEX IF EXISTS links_dst")
             s.execute(
                 "INSERT INTO workers(id, pass_id, host, pid, lock_key, started_at, crew_since, "
                 "heartbeat) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
@@ -529,6 +545,8 @@ class SqlStore(ABC):
         with self._tx() as s:
             self._serialize(s)
             self._reap(s)
+            if self.dialect.deferred_links_index:
+                s.execute(LINKS_BY_TARGET)
             mine = s.execute(
                 "SELECT started_at, crew_since FROM workers WHERE id = ?", (self._owner,)
             ).fetchone()
@@ -761,8 +779,10 @@ class SqlStore(ABC):
         pass_id: int,
         targets: dict[str, tuple[Discovered, int | None]],
         now: float,
+        origins: set[str] | None = None,
     ) -> dict[str, int]:
-        """Make sure every target URL has a row; queue those new to this pass."""
+        """Make sure every target URL has a row; queue those new to this pass (and add
+        their origins to ``origins``)."""
         d = self.dialect
         if d.lock_row:
             # workers sharing the pass discover in turn: each sees what the others queued
@@ -772,7 +792,18 @@ class SqlStore(ABC):
         ids: dict[str, tuple[int, int | None]] = {}
         invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
         urls = list(targets)
-        for chunk in d.chunks(urls):
+        # the only writer (a write transaction excludes every other) may trust what it
+        # saw: a URL seen in this pass stays so, its id never changes
+        remembered = self._seen if not d.lock_row and self._seen_pass == pass_id else None
+        unknown = urls
+        if remembered is not None:
+            unknown = []
+            for url in urls:
+                if (known := remembered.get(url)) is not None:
+                    ids[url] = (known, pass_id)
+                else:
+                    unknown.append(url)
+        for chunk in d.chunks(unknown):
             condition, values = d.member_url(chunk)
             for url_id, url, seen, error in s.execute(
                 "SELECT id, url, seen_pass, CASE WHEN state = 'broken' AND http_status IS NULL "
@@ -829,7 +860,10 @@ class SqlStore(ABC):
                 else:
                     if max_similar and pattern is not None:
                         counted[pattern] = similar + 1
-                    queued.append((url_id, pass_id, _origin_of(url), random.getrandbits(62)))
+                    origin = _origin_of(url)
+                    queued.append((url_id, pass_id, origin, random.getrandbits(62)))
+                    if origins is not None:
+                        origins.add(origin)
                 seen += 1
             s.executemany(
                 "UPDATE urls SET seen_pass = ?, action = ?, referrer_id = ? WHERE id = ?", marked
@@ -857,6 +891,12 @@ class SqlStore(ABC):
                     [(pass_id, pattern, n) for pattern, n in counted.items()],
                 )
                 self._patterns.update(counted)
+        if not d.lock_row:
+            if self._seen_pass != pass_id or len(self._seen) > SEEN_KEPT:
+                self._seen.clear()
+                self._seen_pass = pass_id
+            for url in urls:  # every one of them is now seen in the pass
+                self._seen[url] = ids[url][0]
         return {u: ids[u][0] for u in urls}
 
     def _pattern_count(
@@ -876,16 +916,18 @@ class SqlStore(ABC):
 
     def complete(
         self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
-    ) -> None:
-        """Write a batch of outcomes, their links and what they discover, in one transaction."""
+    ) -> set[str]:
+        """Write a batch of outcomes, their links and what they discover, in one transaction;
+        the origins of the URLs it queued."""
         d = self.dialect
+        origins: set[str] = set()
         with self._tx() as s:
             targets: dict[str, tuple[Discovered, int | None]] = {}
             for outcome in outcomes:
                 for found in outcome.links or ():
                     if found.url not in targets:
                         targets[found.url] = (found, outcome.url_id)
-            ids = self._discover(s, pass_id, targets, now) if targets else {}
+            ids = self._discover(s, pass_id, targets, now, origins) if targets else {}
 
             previous: dict[int, tuple[Any, ...]] = {}
             outcome_ids = [o.url_id for o in outcomes]
@@ -965,6 +1007,8 @@ class SqlStore(ABC):
                     "anchors = coalesce(?, anchors) WHERE id = ?",
                     updates,
                 )
+            if dropped:
+                self._seen.clear()
             for chunk in d.chunks(dropped):
                 condition, values = d.member("id", chunk)
                 s.execute(
@@ -985,6 +1029,7 @@ class SqlStore(ABC):
                 "parsed = parsed + ? WHERE id = ?",
                 (requests, requested, parsed, pass_id),
             )
+        return origins
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
         with self._read() as s:
