@@ -16,9 +16,10 @@ import multiprocessing
 import os
 import pickle
 import signal
+import socket
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -32,6 +33,10 @@ from linkpatrol.urls import BadURL
 # decided links remembered per worker: 10,000 keep the site's navigation (a worker's
 # peak memory stays near 40 MB at any site size; 200,000 reached 124 MB at 100,000 pages)
 _CACHE_LIMIT = 10_000
+# pages sent to a worker at once: the next one waits in the pipe while it parses, so it
+# never idles while the crawl process is busy; only a page that fits the pipe's buffer
+# waits there (a bigger one would block the crawl until the worker reads it)
+_DEPTH = 2
 _ACTIONS = {a.value: a for a in Action}
 
 
@@ -147,6 +152,16 @@ def extract_page(body: bytes, charset: str | None, content_type: str | None) -> 
     return extract_html(body, charset)
 
 
+def _pipe_room(conn: Connection) -> int:
+    """Bytes the worker's pipe (a socket pair) takes before a send blocks, with margin."""
+    try:
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+    except OSError:
+        return 0
+    with sock:
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
+
+
 def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connection]) -> None:
     """A worker: parse pages sent over the pipe until it closes.
 
@@ -178,17 +193,20 @@ def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connecti
 
 
 class _KidGone(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, queued: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.queued = queued  # the page only waited behind the one that failed
 
 
 @dataclass(slots=True)
 class _Kid:
     process: Any
     conn: Connection
-    future: asyncio.Future[Any] | None = None
+    # the pages sent, in order: the first is being parsed, the rest wait in the pipe
+    futures: deque[asyncio.Future[Any]] = field(default_factory=deque)
     timer: asyncio.TimerHandle | None = None
+    room: int = 0  # bytes the pipe takes without blocking the sender
 
 
 class ParsePool:
@@ -200,7 +218,6 @@ class ParsePool:
         self.size = settings.parse_workers or (os.cpu_count() or 1)
         self._forkserver: Any = None
         self._kids: list[_Kid] = []
-        self._idle: deque[_Kid] = deque()
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._local: LinkDecider | None = None
         self._closed = False
@@ -236,27 +253,27 @@ class ParsePool:
         )
         process.start()
         child.close()
-        kid = _Kid(process, parent)
+        kid = _Kid(process, parent, room=_pipe_room(parent))
         asyncio.get_running_loop().add_reader(parent.fileno(), self._readable, kid)
         self._kids.append(kid)
-        self._idle.append(kid)
         return kid
 
-    def _release(self, kid: _Kid) -> None:
-        self._idle.append(kid)
+    def _wake_one(self) -> None:
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
                 break
 
-    async def _idle_kid(self) -> _Kid:
+    async def _kid_for(self, size: int) -> _Kid:
+        """An idle worker; else one busy with a single page when this one fits its pipe."""
         while True:
-            if self._idle:
-                return self._idle.popleft()
+            kid = min(self._kids, key=lambda k: len(k.futures), default=None)
+            if kid is not None and not kid.futures:
+                return kid
             if len(self._kids) < self.size:
-                kid = self._spawn()
-                self._idle.remove(kid)
+                return self._spawn()
+            if kid is not None and len(kid.futures) < _DEPTH and size <= kid.room:
                 return kid
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -269,13 +286,18 @@ class ParsePool:
             code = kid.process.exitcode
             self._bury(kid, _KidGone(f"parser crashed (exit code {code})"))
             return
-        future, kid.future = kid.future, None
+        future = kid.futures.popleft() if kid.futures else None
         if kid.timer is not None:
             kid.timer.cancel()
             kid.timer = None
+        if kid.futures:  # the next page's time starts now
+            self._start_clock(kid)
         if future is not None and not future.done():
             future.set_result(pickle.loads(message))
-        self._release(kid)
+        self._wake_one()
+
+    def _start_clock(self, kid: _Kid) -> None:
+        kid.timer = asyncio.get_running_loop().call_later(self.hard_limit, self._timed_out, kid)
 
     def _timed_out(self, kid: _Kid) -> None:
         kid.process.kill()
@@ -290,32 +312,27 @@ class ParsePool:
         kid.conn.close()
         if kid in self._kids:
             self._kids.remove(kid)
-        if kid in self._idle:
-            self._idle.remove(kid)
-        if kid.future is not None and not kid.future.done():
-            kid.future.set_exception(reason)
+        for i, future in enumerate(kid.futures):
+            if not future.done():
+                future.set_exception(reason if i == 0 else _KidGone(reason.reason, queued=True))
+        kid.futures.clear()
         kid.process.join(timeout=1)
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                break
+        self._wake_one()
 
     async def _on_kid(
         self, url: str, body: bytes, charset: str | None, content_type: str | None
     ) -> _Wire:
-        kid = await self._idle_kid()
-        loop = asyncio.get_running_loop()
-        kid.future = loop.create_future()
-        future = kid.future
+        message = pickle.dumps((url, body, charset, content_type), protocol=pickle.HIGHEST_PROTOCOL)
+        kid = await self._kid_for(len(message))
+        future = asyncio.get_running_loop().create_future()
+        kid.futures.append(future)
         try:
-            kid.conn.send_bytes(
-                pickle.dumps((url, body, charset, content_type), protocol=pickle.HIGHEST_PROTOCOL)
-            )
+            kid.conn.send_bytes(message)
         except OSError:
             self._bury(kid, _KidGone("parser crashed (pipe closed)"))
         else:
-            kid.timer = loop.call_later(self.hard_limit, self._timed_out, kid)
+            if len(kid.futures) == 1:
+                self._start_clock(kid)
         status, payload = await future
         if status == "error":
             raise payload
@@ -332,13 +349,16 @@ class ParsePool:
                 lambda: local.page(extract_page(body, charset, content_type), url)
             )
             return _from_wire(wire)
-        for attempt in (1, 2):
+        attempt = 1
+        while True:
             try:
                 return _from_wire(await self._on_kid(url, body, charset, content_type))
             except _KidGone as gone:
+                if gone.queued and not self._closed:
+                    continue  # not its fault: it waited behind the page that failed
                 if attempt == 2:
                     raise ParseFailure(gone.reason) from None
-        raise AssertionError("unreachable")
+                attempt += 1
 
     def close(self) -> None:
         """Stop every kid; pages still waiting fail (the crawl is ending)."""
@@ -354,4 +374,3 @@ class ParsePool:
                 kid.process.kill()
                 kid.process.join(timeout=2)
         self._kids.clear()
-        self._idle.clear()

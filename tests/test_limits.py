@@ -345,7 +345,14 @@ def action(url):
 HANGING_HOOKS = misbehaving_hooks("/hang-target.html", "hung.log", "time.sleep(120)")
 
 
-def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(run: Runner, serve) -> None:
+# one worker: the other pages wait in its pipe behind the bad one, and must not pay for it
+WORKERS = pytest.mark.parametrize("workers", [(), ("--parse-workers", "1")], ids=["pool", "one"])
+
+
+@WORKERS
+def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(
+    run: Runner, serve, workers: tuple[str, ...]
+) -> None:
     site = serve(
         {
             "/": Page(
@@ -364,7 +371,7 @@ def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(run: Run
     )
     Path(run.cwd, "hooks.py").write_text(HANGING_HOOKS, encoding="utf-8")
 
-    code, report = run.check_json(site.url("/"), "--hooks", "hooks.py", "--timeout", "1")
+    code, report = run.check_json(site.url("/"), "--hooks", "hooks.py", "--timeout", "1", *workers)
 
     assert code == 1, report
     assert report["complete"] is True
@@ -384,7 +391,10 @@ def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(run: Run
 CRASHING_HOOKS = misbehaving_hooks("/crash-target.html", "crashed.log", "os._exit(7)")
 
 
-def test_parser_dying_is_retried_once_then_broken(run: Runner, serve) -> None:
+@WORKERS
+def test_parser_dying_is_retried_once_then_broken(
+    run: Runner, serve, workers: tuple[str, ...]
+) -> None:
     site = serve(
         {
             "/": Page(html('<a href="/crash.html">c</a>', '<a href="/fine.html">f</a>')),
@@ -395,7 +405,7 @@ def test_parser_dying_is_retried_once_then_broken(run: Runner, serve) -> None:
     )
     Path(run.cwd, "hooks.py").write_text(CRASHING_HOOKS, encoding="utf-8")
 
-    code, report = run.check_json(site.url("/"), "--hooks", "hooks.py")
+    code, report = run.check_json(site.url("/"), "--hooks", "hooks.py", *workers)
 
     assert code == 1, report
     urls = by_url(report)
@@ -404,6 +414,7 @@ def test_parser_dying_is_retried_once_then_broken(run: Runner, serve) -> None:
     assert "crash" in crashed["error"]
     attempts = Path(run.cwd, "crashed.log").read_text(encoding="utf-8").splitlines()
     assert len(attempts) == 2, attempts
+    assert urls[site.url("/fine.html")]["state"] == "ok"
     assert urls[site.url("/fine-child.html")]["state"] == "ok"
     assert site.counts()["/crash.html"] == 1
 
