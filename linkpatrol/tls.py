@@ -98,7 +98,8 @@ def _matches(pattern: HostPattern, host: str, port: int | None) -> bool:
 
 
 class TlsPolicy:
-    """What to verify for each host: an SSL context, or False for "do not verify".
+    """What to verify for each host: an SSL context, True for the system's trust, or
+    False for "do not verify".
 
     Contexts are made once and shared, so connections to hosts with the same trust
     are pooled together as before.
@@ -123,7 +124,11 @@ class TlsPolicy:
             if table.ca_bundle:
                 self._context((*extra, table.ca_bundle))
 
-    def _context(self, bundles: tuple[str, ...]) -> ssl.SSLContext:
+    def _context(self, bundles: tuple[str, ...]) -> ssl.SSLContext | bool:
+        if not bundles:
+            # the system's trust, as aiohttp's own verifying context has it: True asks
+            # for that one, and the 50 ms a context of our own takes to load are saved
+            return True
         context = self._contexts.get(bundles)
         if context is None:
             context = ssl.create_default_context()
