@@ -41,6 +41,10 @@ def linkpatrol_command() -> str:
     found = shutil.which("linkpatrol")
     if not found:
         sys.exit("bench: 'linkpatrol' is not on PATH (pip install . first)")
+    # compiled as an installed package is: an editable install under
+    # PYTHONDONTWRITEBYTECODE would compile every module at every start
+    package = Path(__file__).resolve().parent.parent / "linkpatrol"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
     return found
 
 
