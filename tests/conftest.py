@@ -10,6 +10,7 @@ Where that server cannot be reached the PostgreSQL runs are skipped, saying why,
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -49,6 +50,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "backends(*names): run once per memory backend (default: sqlite, postgres) via 'db'",
     )
+    # the commands the tests start read compiled modules, as from an installed package;
+    # where the environment forbids writing them (PYTHONDONTWRITEBYTECODE), every start
+    # would compile each module again
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "linkpatrol", quiet=1)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
