@@ -226,19 +226,23 @@ class Fetcher:
         any_type: bool = False,
         pace: Callable[[], Awaitable[None]] | None = None,
         robots: bool = False,
+        limit: int | None = None,
     ) -> Response:
         """One request, retried on transient failures with back-off and Retry-After.
 
-        With ``want_body`` an HTML body is read (``any_type``: any body), up to --max-size.
+        With ``want_body`` an HTML body is read (``any_type``: any body), up to --max-size
+        (or ``limit``, if smaller).
         ``pace`` is awaited before each retry, so retries keep the host's --delay too.
         ``robots``: the URL is (a redirect of) a robots.txt, asked for its host's URLs.
         """
         if url.startswith("file:"):
-            return await self._read_file(url, headers or {}, want_body, any_type)
+            return await self._read_file(url, headers or {}, want_body, any_type, limit)
         attempts = 0
         while True:
             attempts += 1
-            response = await self._once(method, url, headers or {}, want_body, any_type, robots)
+            response = await self._once(
+                method, url, headers or {}, want_body, any_type, robots, limit
+            )
             response.attempts = attempts
             retryable = response.transient or response.status in TRANSIENT_STATUSES
             if not retryable or attempts > self.settings.retries:
@@ -253,7 +257,12 @@ class Fetcher:
                 await pace()
 
     async def _read_file(
-        self, url: str, headers: dict[str, str], want_body: bool, any_type: bool
+        self,
+        url: str,
+        headers: dict[str, str],
+        want_body: bool,
+        any_type: bool,
+        limit: int | None = None,
     ) -> Response:
         """A ``file:`` URL under the local root, answered as a static web server would."""
         self.requests += 1
@@ -268,7 +277,7 @@ class Fetcher:
             url,
             want_body,
             any_type,
-            self.settings.max_size,
+            self._limit(limit),
             headers.get("If-None-Match"),
         )
         result.status = answer.status
@@ -290,6 +299,7 @@ class Fetcher:
         want_body: bool,
         any_type: bool,
         robots: bool = False,
+        limit: int | None = None,
     ) -> Response:
         assert self._session is not None, "Fetcher.start() not called"
         self.requests += 1
@@ -318,7 +328,7 @@ class Fetcher:
                 ) as resp:
                     self._read_head(resp, result)
                     if method != "HEAD":
-                        await self._read_body(resp, result, want_body, any_type)
+                        await self._read_body(resp, result, want_body, any_type, limit)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -342,8 +352,16 @@ class Fetcher:
         result.last_modified = resp.headers.get("Last-Modified")
         result.retry_after = parse_retry_after(resp.headers.get("Retry-After"))
 
+    def _limit(self, limit: int | None) -> int:
+        return self.settings.max_size if limit is None else min(limit, self.settings.max_size)
+
     async def _read_body(
-        self, resp: aiohttp.ClientResponse, result: Response, want_body: bool, any_type: bool
+        self,
+        resp: aiohttp.ClientResponse,
+        result: Response,
+        want_body: bool,
+        any_type: bool,
+        limit: int | None = None,
     ) -> None:
         """Read HTML up to --max-size (decoded); of anything else only the first chunk."""
         if not 200 <= resp.status < 300:
@@ -356,7 +374,7 @@ class Fetcher:
         if not (want_body and (result.is_page or any_type)):
             await self._discard(resp, len(first))
             return
-        limit = self.settings.max_size
+        limit = self._limit(limit)
         chunks = [first]
         size = len(first)
         while size <= limit:

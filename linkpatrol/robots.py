@@ -83,7 +83,9 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
     url = site_origin + "/robots.txt"
     requests = 0
     for _ in range(ROBOTS_MAX_REDIRECTS + 1):
-        response = await fetcher.fetch("GET", url, want_body=True, any_type=True, robots=True)
+        response = await fetcher.fetch(
+            "GET", url, want_body=True, any_type=True, robots=True, limit=ROBOTS_MAX_BYTES
+        )
         requests += response.attempts
         status = response.status
         now = time.time()

@@ -75,14 +75,18 @@ Behaviour = Callable[[Request, Connection], Awaitable[None]]
 
 
 class RawServer:
-    """A server on a loopback address whose every request but robots.txt gets ``behaviour``.
+    """A server on a loopback address whose every request but robots.txt gets ``behaviour``
+    (robots.txt gets ``robots``, or a plain 404).
 
     ``requests`` lists the requests as they arrived; ``sent`` the bytes each misbehaving
     connection managed to write before it ended.
     """
 
-    def __init__(self, behaviour: Behaviour, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, behaviour: Behaviour, *, host: str = "127.0.0.1", robots: Behaviour | None = None
+    ) -> None:
         self.behaviour = behaviour
+        self.robots = robots  # robots.txt's own misbehaviour, if any
         self.host = host
         self.requests: list[Request] = []
         self.sent: list[int] = []
@@ -149,11 +153,14 @@ class RawServer:
                 while (request := await _read_request(reader)) is not None:
                     with self._lock:
                         self.requests.append(request)
+                    behaviour = self.behaviour
                     if request.path == "/robots.txt":
-                        await connection.send(head(404, {"Content-Length": "0"}))
-                        continue
+                        if self.robots is None:
+                            await connection.send(head(404, {"Content-Length": "0"}))
+                            continue
+                        behaviour = self.robots
                     try:
-                        await self.behaviour(request, connection)
+                        await behaviour(request, connection)
                     finally:
                         with self._lock:
                             self.sent.append(connection.sent)

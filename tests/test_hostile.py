@@ -104,6 +104,35 @@ def check_site(
     return code, urls
 
 
+def test_an_endless_robots_txt_is_read_up_to_its_limit_and_obeyed(
+    run: Runner, serve, hostile: Hostile
+) -> None:
+    """robots.txt is read up to 500 KiB (what RFC 9309 asks a crawler to parse at least),
+    not up to --max-size: the rest of an endless one is never downloaded."""
+    page = html('<a href="/private/x.html">private</a>', '<a href="/open.html">open</a>')
+    robots = endless(
+        head(200, {"Content-Type": "text/plain", "Connection": "close"})
+        + b"User-agent: *\nDisallow: /private/\n",
+        b"# " + b"x" * 1021 + b"\n",
+    )
+    served = page.encode()
+    server = hostile(
+        sends(
+            head(200, {"Content-Type": "text/html", "Content-Length": str(len(served))}) + served
+        ),
+        robots=robots,
+    )
+    site = site_linking_to(serve, server.url("/"))
+
+    code, urls = check_site(run, site, [server], "--max-size", "10MB")
+    assert code == 0, urls
+
+    assert urls[server.url("/private/x.html")]["state"] == "disallowed"
+    assert urls[server.url("/open.html")]["state"] == "ok"
+    robots_sent = max(server.sent)
+    assert 500 * 1024 <= robots_sent < 2 * MB, robots_sent
+
+
 # ---- stalling: a byte now and then -------------------------------------------------------------
 
 HTML_HEAD = head(200, {"Content-Type": "text/html", "Content-Length": str(MB)})
