@@ -414,6 +414,7 @@ def _run_check(settings: SiteSettings) -> ExitCode:
         raise LinkpatrolError(
             "no start URL: give URLs, folders or files, --sitemap, or 'start' in the config"
         )
+    _note_early_signals()
     settings = prepare(settings, sys.stdin)
     if not settings.start_urls:
         raise LinkpatrolError("no start URL: the inputs listed none")
@@ -472,6 +473,8 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, on_signal, signum)
+    while _early:  # came while the run was being prepared: it stops before any request
+        on_signal(_early.pop(0))
     try:
         return await crawl.run()
     finally:
@@ -480,6 +483,16 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
         _report_first()
         if received:  # a second Ctrl-C while the report is written still exits at once
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
+
+
+_early: list[int] = []
+
+
+def _note_early_signals() -> None:
+    """Until the crawl's own handlers are in place, SIGTERM and SIGHUP are noted, not
+    fatal: the crawl then stops at once and ends the way any stop does (exit 3)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda received, frame: _early.append(received))
 
 
 def _report_first() -> None:

@@ -367,3 +367,41 @@ def test_other_start_urls_start_a_new_pass_instead_of_resuming(run: Runner, serv
     assert other["start_urls"] == [site.url("/p/0.html")]
     code, whole = run.check_json(site.url("/"))
     assert code == 1 and whole["complete"] is True and whole["pass"] == other["pass"] + 1
+
+
+@pytest.mark.backends("sqlite")  # the signal handling is the command's, whatever the memory
+def test_sigterm_while_the_run_is_prepared_stops_it_cleanly_before_any_request(
+    run: Runner, serve
+) -> None:
+    """A signal that comes before the crawl's own handlers are in place (here while the
+    sitemap is read) still stops the run the clean way: exit 3, an incomplete report."""
+    asked = threading.Event()
+
+    def slow_sitemap(request: Any) -> int:
+        asked.set()
+        time.sleep(1.5)
+        sitemap = Page(
+            '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{site.url('/')}</loc></url></urlset>",
+            content_type="application/xml",
+        )
+        return int(request._send_page(sitemap, request.path))
+
+    site = serve({"/": Page(html('<a href="/a.html">a</a>')), "/sitemap.xml": slow_sitemap})
+    proc = run.popen(
+        "check", "--db", run.db, "--format", "json", "--sitemap", site.url("/sitemap.xml")
+    )
+    try:
+        assert asked.wait(30), "the sitemap was never asked for"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 3, err
+    report = json.loads(out)
+    assert report["complete"] is False and report["stop_reason"] == "SIGTERM"
+    assert "SIGTERM: stopping" in err
+    assert site.counts().get("/", 0) == 0
+    assert_memory_intact(run.db)
