@@ -58,9 +58,21 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._serve()
 
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._answered()
+        super().send_response(code, message)
+
+    def _answered(self) -> None:
+        """A request is active until its answer starts: the client may send its next one
+        as soon as it has read this answer, before this thread gets to run again."""
+        if not self._left:
+            self._left = True
+            self.server.site.leave()
+
     def _serve(self) -> None:
         site = self.server.site
         path = self.path
+        self._left = False
         site.enter()
         try:
             entry = site.lookup(path)
@@ -73,7 +85,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             status = -1
         finally:
-            site.leave()
+            self._answered()
         site.record(Hit(self.command, path, dict(self.headers.items()), time.time(), status))
 
     def _send_page(self, page: Page, path: str) -> int:
