@@ -112,7 +112,9 @@ def test_three_workers_share_one_pass_and_print_the_same_report(
     run: Runner, serve, postgres_url: str, fresh_url: str
 ) -> None:
     pages = generated_site(indexes=10, per_index=30)
-    gate, handlers = gated(pages, 0.01)
+    # slow enough that the pass outlasts a few heartbeats: the first worker to have a
+    # share of --per-host gives part of it up only at a heartbeat (every 0.5 s)
+    gate, handlers = gated(pages, 0.04)
     site = serve(handlers)
     start = site.url("/")
     procs = start_workers(run, postgres_url, start, "--per-host", "6")
