@@ -15,6 +15,7 @@ Not part of the test suite: it takes minutes and needs nginx and the peers.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -37,6 +38,7 @@ def sh(*cmd: str | Path, **kw: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(c) for c in cmd], text=True, check=True, **kw)  # type: ignore[call-overload]
 
 
+@functools.cache
 def linkpatrol_command() -> str:
     found = shutil.which("linkpatrol")
     if not found:

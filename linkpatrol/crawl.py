@@ -250,9 +250,9 @@ class Crawl:
             await self._flush()
             claim_empty = False
 
-        async def claim() -> None:
+        async def claim(busy: list[str]) -> None:
             nonlocal claim_empty
-            claim_empty = not await self._claim(pass_id)
+            claim_empty = not await self._claim(pass_id, busy)
 
         async def progress() -> None:
             self.stats.queued = await self._call(self.store.pending, pass_id)
@@ -293,7 +293,11 @@ class Crawl:
                         and self._buffered < self._window
                         and now >= poll_after
                     )
-                    if wants_claim and self._claim_is_futile():
+                    busy = self._busy_origins() if wants_claim else []
+                    if wants_claim and self._dry is not None and self._dry.issubset(busy):
+                        # alone, every host the frontier may hold unleased URLs of is
+                        # busy: a claim would scan it for nothing (a big site's costliest
+                        # query)
                         claim_empty, wants_claim = True, False
                     step: Coroutine[Any, Any, None] | None = None
                     if self._outcomes and (
@@ -307,7 +311,7 @@ class Crawl:
                         last_beat = now
                         step = self._heartbeat(pass_id)
                     elif wants_claim:
-                        step = claim()
+                        step = claim(busy)
                     elif now - last_progress >= 0.5:
                         last_progress = now
                         step = progress()
@@ -404,16 +408,10 @@ class Crawl:
             h.origin for h in self._hosts.values() if h.robots_pending or len(h.waiting) >= limit
         ]
 
-    def _claim_is_futile(self) -> bool:
-        """Alone, whether every origin the frontier may hold unleased URLs of is busy: a
-        claim would scan the frontier for nothing, a big site's costliest query."""
-        return self._dry is not None and self._dry.issubset(self._busy_origins())
-
-    async def _claim(self, pass_id: int) -> int:
+    async def _claim(self, pass_id: int, busy: list[str]) -> int:
         room = self._window - self._buffered
         if room <= 0:
             return 0
-        busy = self._busy_origins()
         tasks = await self._call(self.store.claim, pass_id, room, time.time(), busy, LEASE_SECONDS)
         self._dry = set(busy) if self._alone and len(tasks) < room else None
         trusted: list[tuple[Task, Action]] = []

@@ -171,20 +171,17 @@ class StoredEntries:
                 if pending is not None and pending[0] == record.url:
                     links = [Referrer(url, line) for url, line in pending[1]]
                     pending = next(outlinks, None)
-            entry = entry_of(record, self._reportable(record), links)
+            entry = entry_of(record, _reportable(record, self._report_after), links)
             if (known := self._history.get(record.id)) is not None:
                 entry.changes, entry.new = known
             yield entry
         yield from self._tail
 
-    def _reportable(self, record: UrlRecord) -> bool:
-        return is_reportable(
-            record.state,
-            record.last_checked,
-            record.last_good,
-            record.failing_since,
-            self._report_after,
-        )
+
+def _reportable(record: UrlRecord, report_after: float) -> bool:
+    return is_reportable(
+        record.state, record.last_checked, record.last_good, record.failing_since, report_after
+    )
 
 
 @dataclass(slots=True)
@@ -386,9 +383,7 @@ def build_report(
     noted: dict[int, Entry] = {}
     reportable = 0
     for record in store.pass_urls(info.id, with_referrers=False):
-        counts = is_reportable(
-            record.state, record.last_checked, record.last_good, record.failing_since, report_after
-        )
+        counts = _reportable(record, report_after)
         entry = entry_of(record, counts)
         tally.add(entry)
         reportable += counts

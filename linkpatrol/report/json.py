@@ -23,10 +23,6 @@ def change_dict(change: Change) -> dict[str, Any]:
     }
 
 
-def entry_dict(entry: Entry) -> dict[str, Any]:
-    return {**_head(entry), "referrers": _referrers(entry.referrers), **_tail(entry)}
-
-
 def _head(entry: Entry) -> dict[str, Any]:
     """An URL's fields before its referrers."""
     return {
@@ -45,23 +41,31 @@ def _head(entry: Entry) -> dict[str, Any]:
 
 
 def _tail(entry: Entry) -> dict[str, Any]:
-    """An URL's fields after its referrers."""
+    """An URL's fields after its referrers (its links, with --xref, come last)."""
     data: dict[str, Any] = {
         "response_ms": None if entry.response_ms is None else round(entry.response_ms, 1),
         "new": entry.new,
     }
     if entry.changes is not None:
         data["changes"] = [change_dict(c) for c in entry.changes]
-    if entry.links is not None:
-        data["links"] = _referrers(entry.links)
     return data
 
 
-def _referrers(pages: list[Referrer]) -> list[dict[str, Any]]:
-    return [{"url": r.url, "line": r.line} for r in pages]
+def _places(pages: list[Referrer]) -> Iterator[str]:
+    """Pages and lines as ``{"url": ..., "line": ...}`` objects, a batch at a time: written
+    as the encoder would, three times as fast for the millions of referrers of a big site,
+    and never all of a big page's at once."""
+    for start in range(0, len(pages), REFERRER_BATCH):
+        yield ","[: min(start, 1)] + ",".join(
+            [
+                f'{{"url":{quoted(r.url)},"line":{"null" if r.line is None else r.line}}}'
+                for r in pages[start : start + REFERRER_BATCH]
+            ]
+        )
 
 
-def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
+def report_dict(report: Report) -> dict[str, Any]:
+    """The report's fields but its URLs."""
     s = report.summary
     data = {
         "tool": "linkpatrol",
@@ -105,8 +109,6 @@ def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
         ],
         "plugins": report.plugins,
     }
-    if with_urls:
-        data["urls"] = [entry_dict(e) for e in report.entries]
     data.update(report.extra)
     return data
 
@@ -114,7 +116,7 @@ def report_dict(report: Report, with_urls: bool = True) -> dict[str, Any]:
 def iter_json(report: Report) -> Iterator[str]:
     """The report in pieces, one URL at a time, so a big site's report is never whole in memory."""
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    head = report_dict(report, with_urls=False)
+    head = report_dict(report)
     extra = {key: head.pop(key) for key in report.extra}
     yield encode(head)[:-1] + ',"urls":['
     for i, entry in enumerate(report.entries):
@@ -130,17 +132,14 @@ def _entry_pieces(entry: Entry, encode: Callable[[Any], str]) -> Iterator[str]:
     """One URL's object, its referrers written one at a time: a page linked from every page
     of a big site has as many."""
     yield encode(_head(entry))[:-1] + ',"referrers":['
-    pages = entry.referrers
-    for start in range(0, len(pages), REFERRER_BATCH):
-        # as the encoder writes {"url": ..., "line": ...}, three times as fast for the
-        # millions of referrers of a big site
-        yield ","[: min(start, 1)] + ",".join(
-            [
-                f'{{"url":{quoted(r.url)},"line":{"null" if r.line is None else r.line}}}'
-                for r in pages[start : start + REFERRER_BATCH]
-            ]
-        )
-    yield "]," + encode(_tail(entry))[1:]
+    yield from _places(entry.referrers)
+    tail = encode(_tail(entry))
+    if entry.links is None:
+        yield "]," + tail[1:]
+        return
+    yield "]," + tail[1:-1] + ',"links":['
+    yield from _places(entry.links)
+    yield "]}"
 
 
 def render_json(report: Report) -> str:

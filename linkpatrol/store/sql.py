@@ -167,7 +167,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
 LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
-SEEN_KEPT = 20_000  # URLs a sole writer remembers as seen in its pass (about 4 MB)
+SEEN_KEPT = 20_000  # URLs a sole crawler remembers as seen in its pass (about 4 MB)
 _NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 _HISTORY_COLUMNS = (
@@ -205,9 +205,10 @@ class Dialect:
     # appended to a SELECT of one row that concurrent writers must take turns on ("" where
     # a write transaction already excludes every other writer)
     lock_row: str = ""
-    # where one process writes: the index of links by target is built in one go when a
-    # crawl's run ends, not row by row during it (which was a big crawl's costliest write)
-    deferred_links_index: bool = False
+    # one crawler at a time (a lock keeps the others out): it may trust the URLs it saw
+    # seen in its pass, and the index of links by target is built in one go when its run
+    # ends, not row by row during it (which was a big crawl's costliest write)
+    sole_crawler: bool = False
 
     def schema(self) -> list[str]:
         ddl = _SCHEMA.format(
@@ -220,7 +221,7 @@ class Dialect:
             links_by_target=LINKS_BY_TARGET,
         )
         statements = [s.strip() for s in ddl.split(";") if s.strip()]
-        if self.deferred_links_index:
+        if self.sole_crawler:
             statements.remove(LINKS_BY_TARGET)
         if self.url_digest:
             statements.append(
@@ -341,8 +342,8 @@ class SqlStore(ABC):
         self._lock_key = 0  # the key of this worker's liveness lock, where the database has one
         self._enlisted = False  # this store is a crawler's, which has begun a pass
         self._patterns: dict[str, int] = {}
-        # where this process is the only writer: URLs known to be seen in the pass
-        # ``_seen_pass``, by id; a site's navigation is linked from every page
+        # a sole crawler's URLs known to be seen in the pass ``_seen_pass``, by id; a
+        # site's navigation is linked from every page
         self._seen: dict[str, int] = {}
         self._seen_pass: int | None = None
 
@@ -509,7 +510,7 @@ class SqlStore(ABC):
                 s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
                 resumed = False
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
-            if self.dialect.deferred_links_index:
+            if self.dialect.sole_crawler:
                 s.execute("DROP INDEX IF EXISTS links_dst")
             s.execute(
                 "INSERT INTO workers(id, pass_id, host, pid, lock_key, started_at, crew_since, "
@@ -545,7 +546,7 @@ class SqlStore(ABC):
         with self._tx() as s:
             self._serialize(s)
             self._reap(s)
-            if self.dialect.deferred_links_index:
+            if self.dialect.sole_crawler:
                 s.execute(LINKS_BY_TARGET)
             mine = s.execute(
                 "SELECT started_at, crew_since FROM workers WHERE id = ?", (self._owner,)
@@ -792,9 +793,8 @@ class SqlStore(ABC):
         ids: dict[str, tuple[int, int | None]] = {}
         invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
         urls = list(targets)
-        # the only writer (a write transaction excludes every other) may trust what it
-        # saw: a URL seen in this pass stays so, its id never changes
-        remembered = self._seen if not d.lock_row and self._seen_pass == pass_id else None
+        # a URL seen in this pass stays so, and its id never changes
+        remembered = self._seen if d.sole_crawler and self._seen_pass == pass_id else None
         unknown = urls
         if remembered is not None:
             unknown = []
@@ -891,7 +891,7 @@ class SqlStore(ABC):
                     [(pass_id, pattern, n) for pattern, n in counted.items()],
                 )
                 self._patterns.update(counted)
-        if not d.lock_row:
+        if d.sole_crawler:
             if self._seen_pass != pass_id or len(self._seen) > SEEN_KEPT:
                 self._seen.clear()
                 self._seen_pass = pass_id

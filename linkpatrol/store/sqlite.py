@@ -34,7 +34,7 @@ SQLITE = Dialect(
     chunk=500,
     url_digest="",
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-    deferred_links_index=True,  # the crawl lock makes a crawler the only writer
+    sole_crawler=True,  # the crawl lock keeps a second crawler out
 )
 
 
