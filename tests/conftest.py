@@ -239,9 +239,10 @@ class Runner:
         assert proc.stdout, f"no report; stderr: {proc.stderr}"
         return proc.returncode, json.loads(proc.stdout)
 
-    def popen(self, *args: str) -> subprocess.Popen[str]:
+    def popen(self, *args: str, prefix: Sequence[str] = ()) -> subprocess.Popen[str]:
+        """The command started in the background (``prefix`` before it, as ``ip netns exec``)."""
         return subprocess.Popen(
-            [sys.executable, "-m", "linkpatrol", *args],
+            [*prefix, sys.executable, "-m", "linkpatrol", *args],
             cwd=self.cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -39,6 +39,7 @@ class Hit:
     headers: dict[str, str]
     at: float
     status: int
+    client: str = "127.0.0.1"
 
 
 Handler = Callable[[BaseHTTPRequestHandler], int]
@@ -86,7 +87,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
             status = -1
         finally:
             self._answered()
-        site.record(Hit(self.command, path, dict(self.headers.items()), time.time(), status))
+        site.record(
+            Hit(
+                self.command,
+                path,
+                dict(self.headers.items()),
+                time.time(),
+                status,
+                self.client_address[0],
+            )
+        )
 
     def _send_page(self, page: Page, path: str) -> int:
         data = page.data()
@@ -130,18 +140,20 @@ class _Server(ThreadingHTTPServer):
 
 
 class TestSite:
-    """A site served on 127.0.0.1 from a dict of paths; ``base`` is its root URL."""
+    """A site served on 127.0.0.1 (or ``host``) from a dict of paths; ``base`` is its root."""
 
-    def __init__(self, pages: dict[str, Page | Handler] | None = None) -> None:
+    def __init__(
+        self, pages: dict[str, Page | Handler] | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.pages: dict[str, Page | Handler] = dict(pages or {})
         self.hits: list[Hit] = []
         self._lock = threading.Lock()
         self.active = 0
         self.max_active = 0
-        self._server = _Server(("127.0.0.1", 0), _RequestHandler)
+        self._server = _Server((host, 0), _RequestHandler)
         self._server.site = self
         self.port = self._server.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"http://{host}:{self.port}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -1,13 +1,15 @@
 """Many workers, one crawl: the same command started several times shares one pass.
 
 On PostgreSQL, but for the last test (SQLite keeps one crawler at a time). Every worker
-runs the real command against a real site on 127.0.0.1; what is checked is what a user
-sees: the requests the server got, the exit codes, the reports, ``linkpatrol status``.
+runs the real command against a real site on 127.0.0.1 (or, where hosts of their own
+matter, on addresses of network namespaces the test makes); what is checked is what a
+user sees: the requests the server got, the exit codes, the reports, ``linkpatrol status``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -18,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests import sitesrv
+from tests import netlab, sitesrv
 from tests.conftest import (
     Runner,
     assert_memory_intact,
@@ -211,6 +213,67 @@ def test_the_per_host_limit_holds_for_all_workers_together(
     reports = [json.loads(out) for _, out, _ in results]
     assert all(r["complete"] for r in reports)
     assert len({json.dumps(comparable(r)) for r in reports}) == 1
+
+
+@pytest.fixture
+def lab() -> Iterator[netlab.Lab]:
+    """Three hosts of their own and one for the site; skipped where namespaces cannot be
+    made, unless ``CI=true``."""
+    reason = netlab.unavailable()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
+        pytest.skip(reason)
+    with netlab.Lab(WORKERS) as made:
+        yield made
+
+
+def test_workers_on_hosts_of_their_own_hold_the_per_host_limit_together(
+    run: Runner, lab: netlab.Lab, postgres_url: str
+) -> None:
+    pages = generated_site(indexes=4, per_index=25)
+    gate, handlers = gated(pages, 0.03)
+    site = lab.serve(handlers)
+    try:
+        start = site.url("/")
+        shared = netlab.by_socket(postgres_url)
+        procs = [
+            run.popen(
+                "check",
+                "--db",
+                shared,
+                "--format",
+                "json",
+                start,
+                "--per-host",
+                "3",
+                prefix=lab.on_worker(i),
+            )
+            for i in range(WORKERS)
+        ]
+        try:
+            assemble(gate, postgres_url, procs)
+        finally:
+            results = finish(procs)
+    finally:
+        site.stop()
+
+    assert [code for code, _, _ in results] == [1] * WORKERS, [e for _, _, e in results]
+    # the workers asked from addresses of their own, and the server never had more than
+    # three requests at once (--per-host 3) from all of them together
+    clients = {hit.client for hit in site.requests()}
+    assert clients <= set(lab.addresses) and len(clients) >= 2, clients
+    assert 1 <= site.max_active <= 3
+    assert repeated(site) == {}
+    assert site.counts()["/robots.txt"] == 1
+    assert set(site.counts()) == set(pages) - {"/private/x"}
+    reports = [json.loads(out) for _, out, _ in results]
+    assert all(r["complete"] for r in reports)
+    assert len({json.dumps(comparable(r)) for r in reports}) == 1
+    assert reports[0]["summary"]["urls"] == len(pages)
+    hosts = {w for (w,) in memory_rows(postgres_url, "SELECT count(*) FROM workers")}
+    assert hosts == {0}
+    assert_memory_intact(postgres_url)
 
 
 def test_other_start_urls_are_refused_while_workers_run_and_status_lists_them(
