@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from linkpatrol import __version__
@@ -24,8 +24,9 @@ FLAPPING = 3  # changes of verdict within FLAP_DAYS that make a URL "flapping"
 LIMITED_KEPT = 100  # URLs left unchecked by a limit that a report keeps by name
 
 
-@dataclass(frozen=True, slots=True)
-class Referrer:
+class Referrer(NamedTuple):
+    """A page that links, and the line the link is on: a tuple, as a big site has millions."""
+
     url: str
     line: int | None
 
@@ -169,7 +170,7 @@ class StoredEntries:
                 links = []
                 # both in the order of the URLs' ids: a merge, not a lookup
                 if pending is not None and pending[0] == record.url:
-                    links = [Referrer(url, line) for url, line in pending[1]]
+                    links = list(map(Referrer._make, pending[1]))
                     pending = next(outlinks, None)
             entry = entry_of(record, _reportable(record, self._report_after), links)
             if (known := self._history.get(record.id)) is not None:
@@ -309,7 +310,7 @@ def entry_of(
         last_checked=record.last_checked,
         last_good=record.last_good,
         failing_since=record.failing_since,
-        referrers=[Referrer(url, line) for url, line in record.referrers],
+        referrers=list(map(Referrer._make, record.referrers)),
         links=links,
         last_modified=record.last_modified,
         response_ms=record.response_ms,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from linkpatrol.model import Action, State, StoreError
 
@@ -69,9 +69,10 @@ class PassLimits:
     max_similar: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Discovered:
-    """A link found on a page (or a redirect target): where it points and on which line."""
+class Discovered(NamedTuple):
+    """A link found on a page (or a redirect target): where it points and on which line.
+
+    A tuple: a crawl makes one for every link of every page."""
 
     url: str
     line: int | None
