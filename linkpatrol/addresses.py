@@ -10,20 +10,19 @@ Two rules, both applied to the address a connection would really use:
   prefixes and ``[[site]]`` prefixes and proxies, as written there) are exempt: they
   were named on purpose.
 
-The resolver is aiohttp's, wrapped: it is where names become addresses, so a name that
-resolves to ``127.0.0.1`` is refused as surely as ``127.0.0.1`` itself, and what is
-checked is what is connected to. IP literals never reach a resolver; the fetcher asks
+The fetcher applies them where names become addresses: it resolves a name the rules
+apply to itself, hands libcurl only its public addresses, and checks again in the
+callback that opens each socket. So a name that resolves to ``127.0.0.1`` is refused as
+surely as ``127.0.0.1`` itself, and what is checked is what is connected to. IP literals
+never reach a resolver; the fetcher asks
 :meth:`AddressGuard.check_literal` before each request, redirects included.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import socket
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import DefaultResolver
 
 from linkpatrol.urls import BadURL, canonical
 
@@ -91,7 +90,7 @@ def site_hosts(settings: SiteSettings) -> frozenset[str]:
 
 
 class AddressGuard:
-    """The rules above for one crawl: a resolver for names, a check for IP literals."""
+    """The rules above for one crawl, for the engines to apply to names and IP literals."""
 
     def __init__(self, settings: SiteSettings) -> None:
         self.no_private = settings.no_private
@@ -102,41 +101,19 @@ class AddressGuard:
 
     def check_literal(self, host: str) -> None:
         """Raise AddressRefused for an IP literal host that may not be connected to."""
+        if not self.refuses(host):
+            return
         try:
             address = ipaddress.ip_address(host)
         except ValueError:
             return
-        if self.refuses(host) and not is_public(address):
+        if not is_public(address):
             raise AddressRefused(f"{host} is not a public address")
 
-    def resolver(self) -> GuardedResolver:
-        """A resolver applying the rules (made inside the event loop that will use it)."""
-        return GuardedResolver(self, DefaultResolver())
+    def none_public(self, host: str, addresses: Iterable[str]) -> AddressRefused:
+        """The refusal of a name that resolves to ``addresses`` and to no public one."""
+        listed = ", ".join(dict.fromkeys(addresses))
+        return AddressRefused(f"{host} resolves to {listed}, not a public address")
 
 
-class GuardedResolver(AbstractResolver):
-    """aiohttp's resolver, with special-use names failing at once and ``--no-private``."""
-
-    def __init__(self, guard: AddressGuard, inner: AbstractResolver) -> None:
-        self.guard = guard
-        self.inner = inner
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        if never_resolves(host):
-            raise socket.gaierror(socket.EAI_NONAME, "special-use name: never resolves")
-        found = await self.inner.resolve(host, port, family)
-        if not self.guard.refuses(host):
-            return found
-        public = [r for r in found if is_public(ipaddress.ip_address(r["host"]))]
-        if not public:
-            addresses = ", ".join(dict.fromkeys(r["host"] for r in found))
-            raise AddressRefused(f"{host} resolves to {addresses}, not a public address")
-        return public
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-
-__all__ = ["AddressGuard", "AddressRefused", "GuardedResolver", "is_public", "never_resolves"]
+__all__ = ["AddressGuard", "AddressRefused", "is_public", "never_resolves"]

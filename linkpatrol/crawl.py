@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from linkpatrol.config import SiteSettings
-from linkpatrol.fetch import Fetcher, Response
+from linkpatrol.fetch import Response, make_fetcher
 from linkpatrol.model import Action, ConfigError, State
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.policy import Policy
@@ -110,7 +110,7 @@ class Crawl:
         self.store = store
         self.observer = observer or Observer()
         self.policy = Policy(settings)
-        self.fetcher = Fetcher(settings)
+        self.fetcher = make_fetcher(settings)
         self.hard_limit = settings.timeout * 2
         self.stats = CrawlStats()
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linkpatrol-store")

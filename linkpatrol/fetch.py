@@ -2,27 +2,25 @@
 
 The fetcher answers one question per URL, "what does the server say?", as a
 :class:`Response`; what that means for the link (its verdict) is decided elsewhere.
+
+:class:`Fetcher` holds what does not depend on the HTTP client: the retries, ``file:``
+URLs, the settings each request goes by. The requests themselves are libcurl's
+(:mod:`linkpatrol.curlfetch`); :func:`make_fetcher` makes the fetcher.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import errno
+import functools
 import random
-import re
-import ssl
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-
-import aiohttp
-from aiohttp import http_exceptions
-from multidict import CIMultiDict
-from yarl import URL
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from email.message import EmailMessage
 
 from linkpatrol import __version__
-from linkpatrol.addresses import AddressGuard, AddressRefused, GuardedResolver
+from linkpatrol.addresses import AddressGuard
 from linkpatrol.config import SiteSettings
 from linkpatrol.local import serve_file
 from linkpatrol.model import HTML_TYPES, PAGE_TYPES
@@ -59,7 +57,6 @@ class Response:
     truncated: bool = False
     attempts: int = 1
     elapsed: float = 0.0
-    headers_seen: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_html(self) -> bool:
@@ -108,67 +105,36 @@ def _one_line(text: str) -> str:
     return words
 
 
-def _invalid_response(message: str) -> str:
-    """The HTTP parser's complaint about a response, in words a user can act on."""
-    too_long = re.match(r"Got more than (\d+) bytes", message)
-    if too_long:
-        return f"invalid HTTP response: a header line longer than {too_long.group(1)} bytes"
-    if message.startswith("Too many headers"):
-        return f"invalid HTTP response: more than {MAX_HEADERS} headers"
-    return _one_line(f"invalid HTTP response: {message}")
+class _OctetStream(EmailMessage):
+    """A media type without exactly one slash reads as application/octet-stream."""
+
+    def get_content_type(self) -> str:
+        media_type = str(self.get("content-type", "")).lower().partition(";")[0].strip()
+        return media_type if media_type.count("/") == 1 else "application/octet-stream"
 
 
-def describe_error(exc: BaseException, timeout: float) -> tuple[str, bool, bool]:
-    """(error text, transient?, did the host answer at all?) for a failed request."""
-    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
-        return f"timeout after {timeout:g}s", True, True
-    refused = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
-    if isinstance(refused, AddressRefused):
-        return f"private address refused (--no-private): {refused}", False, False
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return f"DNS failure: cannot resolve {exc.host}", False, False
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        reason = getattr(exc.certificate_error, "verify_message", None) or exc.certificate_error
-        return _one_line(f"TLS error: certificate verify failed: {reason}"), False, False
-    if isinstance(exc, aiohttp.ClientSSLError):
-        return f"TLS error: {exc}", False, False
-    if isinstance(exc, aiohttp.ClientProxyConnectionError):
-        reason = exc.os_error.strerror if exc.os_error and exc.os_error.strerror else str(exc)
-        return f"cannot connect to the proxy {exc.host}:{exc.port}: {reason}", False, False
-    if isinstance(exc, aiohttp.ClientHttpProxyError):
-        return f"the proxy refused: HTTP {exc.status}", exc.status in TRANSIENT_STATUSES, False
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        code = exc.os_error.errno if exc.os_error else None
-        if code == errno.ECONNREFUSED:
-            return "connection refused", False, False
-        if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-            return "host unreachable", False, False
-        reason = exc.os_error.strerror if exc.os_error and exc.os_error.strerror else str(exc)
-        return f"cannot connect: {reason}", True, False
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "server closed the connection without answering", True, True
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        cause = exc.__cause__
-        if isinstance(cause, http_exceptions.ContentEncodingError):
-            return _one_line(f"undecodable response body: {cause.message}"), False, True
-        if isinstance(cause, http_exceptions.HttpProcessingError):
-            return _one_line(f"incomplete response body: {cause.message}"), True, True
-        return _one_line(f"incomplete response body: {exc}"), True, True
-    if isinstance(exc, aiohttp.ClientOSError):
-        if exc.errno == errno.ECONNRESET:
-            return "connection reset by peer", True, True
-        return f"network error: {exc.strerror or exc}", True, True
-    if isinstance(exc, aiohttp.ClientResponseError):
-        return _invalid_response(exc.message), False, True
-    if isinstance(exc, aiohttp.InvalidURL | ValueError):
-        return f"invalid URL: {exc}", False, False
-    if isinstance(exc, aiohttp.ClientError):
-        return f"HTTP error: {type(exc).__name__}: {exc}", False, True
-    return f"{type(exc).__name__}: {exc}", False, True
+@functools.lru_cache(maxsize=64)
+def parse_content_type(raw: str) -> tuple[str, str | None]:
+    """(media type, charset) of a Content-Type header (parameters as RFC 9110 has them)."""
+    from email.parser import HeaderParser
+    from email.policy import HTTP
+
+    message = HeaderParser(_OctetStream, policy=HTTP).parsestr(f"Content-Type: {raw}")
+    params = dict(message.get_params(())[1:])
+    return message.get_content_type().lower(), params.get("charset")
+
+
+def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
+    """Request headers from layers, later ones replacing earlier ones of the same name."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            merged[name.lower()] = (name, value)
+    return dict(merged.values())
 
 
 class Fetcher:
-    """An aiohttp session set up the way a polite link checker needs it."""
+    """What every engine shares; an engine adds ``start``, ``close`` and ``_once``."""
 
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
@@ -177,44 +143,16 @@ class Fetcher:
         self.tls = TlsPolicy(settings)
         self.sites = SiteMatcher(settings.site_tables)
         self.guard = AddressGuard(settings)
-        self._session: aiohttp.ClientSession | None = None
-        self._resolver: GuardedResolver | None = None
         user_agent = settings.user_agent or f"linkpatrol/{__version__}"
         self.base_headers = {"User-Agent": user_agent}
         if settings.from_email:
             self.base_headers["From"] = settings.from_email
 
     async def start(self) -> None:
-        self._resolver = self.guard.resolver()
-        connector = aiohttp.TCPConnector(
-            limit=self.settings.concurrency,
-            limit_per_host=max(self.settings.per_host, self.sites.max_per_host),
-            ttl_dns_cache=300,
-            ssl=self.tls.default,
-            resolver=self._resolver,
-        )
-        timeout = aiohttp.ClientTimeout(
-            total=self.settings.timeout,
-            sock_connect=self.settings.timeout,
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            timeout=timeout,
-            headers=self.base_headers,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            auto_decompress=True,
-            max_headers=MAX_HEADERS,
-            max_line_size=MAX_HEADER_LINE,
-            max_field_size=MAX_HEADER_LINE,
-        )
+        raise NotImplementedError
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-        if self._resolver is not None:
-            await self._resolver.close()
-            self._resolver = None
+        raise NotImplementedError
 
     async def fetch(
         self,
@@ -301,106 +239,15 @@ class Fetcher:
         robots: bool = False,
         limit: int | None = None,
     ) -> Response:
-        assert self._session is not None, "Fetcher.start() not called"
-        self.requests += 1
-        started = time.monotonic()
-        result = Response(method=method)
-        site = self.sites.for_url(url, robots)  # matched on this very URL: credentials stay put
-        timeout = site.timeout or self.settings.timeout
-        sent = CIMultiDict(headers)
-        sent.update(site.headers)
-        try:
-            target = URL(url, encoded=True)
-            host = (target.raw_host or "").lower()
-            self.guard.check_literal(host)
-            verify: ssl.SSLContext | bool = True
-            if target.scheme == "https":
-                verify = self.tls.for_host(host, target.port, site.ca_bundle, not site.insecure)
-            async with asyncio.timeout(timeout * 2):
-                async with self._session.request(
-                    method,
-                    target,
-                    headers=sent,
-                    allow_redirects=False,
-                    ssl=verify,
-                    proxy=site.proxy,
-                    timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=timeout),
-                ) as resp:
-                    self._read_head(resp, result)
-                    if method != "HEAD":
-                        await self._read_body(resp, result, want_body, any_type, limit)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            if not isinstance(exc, Exception):
-                raise
-            result.error, result.transient, result.reachable = describe_error(exc, timeout)
-            if result.status is not None and result.error:
-                result.status = None
-        result.elapsed = time.monotonic() - started
-        return result
-
-    @staticmethod
-    def _read_head(resp: aiohttp.ClientResponse, result: Response) -> None:
-        result.status = resp.status
-        content_type = resp.headers.get("Content-Type")
-        if content_type:
-            result.content_type = resp.content_type.lower()
-            result.charset = resp.charset
-        result.location = resp.headers.get("Location")
-        result.etag = resp.headers.get("ETag")
-        result.last_modified = resp.headers.get("Last-Modified")
-        result.retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+        """One request, no retry: the engine's own."""
+        raise NotImplementedError
 
     def _limit(self, limit: int | None) -> int:
         return self.settings.max_size if limit is None else min(limit, self.settings.max_size)
 
-    async def _read_body(
-        self,
-        resp: aiohttp.ClientResponse,
-        result: Response,
-        want_body: bool,
-        any_type: bool,
-        limit: int | None = None,
-    ) -> None:
-        """Read HTML up to --max-size (decoded); of anything else only the first chunk."""
-        if not 200 <= resp.status < 300:
-            await self._discard(resp, 0)
-            return
-        first = await resp.content.readany()
-        self.bytes_received += len(first)
-        if result.content_type is None and _sniff_html(first):
-            result.content_type = "text/html"
-        if not (want_body and (result.is_page or any_type)):
-            await self._discard(resp, len(first))
-            return
-        limit = self._limit(limit)
-        chunks = [first]
-        size = len(first)
-        while size <= limit:
-            chunk = await resp.content.readany()
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            self.bytes_received += len(chunk)
-        body = b"".join(chunks)
-        if size > limit:
-            result.truncated = True
-            body = body[:limit]
-            resp.close()
-        result.body = body
 
-    async def _discard(self, resp: aiohttp.ClientResponse, read: int) -> None:
-        """Finish with a body not wanted: a small rest is read, so the connection is reused;
-        a large one (or one that decodes large: a compression bomb) is not, it is dropped."""
-        small = resp.content_length is not None and resp.content_length <= PEEK_BYTES
-        while small and not resp.content.at_eof():
-            chunk = await resp.content.readany()
-            read += len(chunk)
-            self.bytes_received += len(chunk)
-            small = bool(chunk) and read <= PEEK_BYTES
-        if resp.content.at_eof():
-            resp.release()
-        else:
-            resp.close()
+def make_fetcher(settings: SiteSettings) -> Fetcher:
+    """A fetcher for these settings (not started)."""
+    from linkpatrol.curlfetch import CurlFetcher
+
+    return CurlFetcher(settings)

@@ -90,7 +90,7 @@ def _read_file(source: str, cwd: Path) -> bytes:
 
 
 async def _sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Path) -> list[str]:
-    from linkpatrol.fetch import Fetcher
+    from linkpatrol.fetch import Fetcher, make_fetcher
 
     fetcher: Fetcher | None = None  # started at the first sitemap on the web, used for all
     pending = list(sources)
@@ -110,7 +110,9 @@ async def _sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Pat
                 data = _read_file(source, cwd)
             else:
                 if fetcher is None:
-                    fetcher = Fetcher(dataclasses.replace(settings, max_size=MAX_SITEMAP_BYTES))
+                    fetcher = make_fetcher(
+                        dataclasses.replace(settings, max_size=MAX_SITEMAP_BYTES)
+                    )
                     await fetcher.start()
                 response = await fetcher.fetch("GET", source, want_body=True, any_type=True)
                 if response.status != 200 or response.body is None:

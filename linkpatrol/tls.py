@@ -98,63 +98,46 @@ def _matches(pattern: HostPattern, host: str, port: int | None) -> bool:
 
 
 class TlsPolicy:
-    """What to verify for each host: an SSL context, True for the system's trust, or
-    False for "do not verify".
-
-    Contexts are made once and shared, so connections to hosts with the same trust
-    are pooled together as before.
-    """
+    """What to verify for each host: the CA bundles trusted besides the system's, or
+    None for "do not verify". Every bundle is read once at the start, so one that cannot
+    be used fails at once, with its path."""
 
     def __init__(self, settings: SiteSettings) -> None:
         extra = (settings.ca_bundle,) if settings.ca_bundle else ()
-        self._contexts: dict[tuple[str, ...], ssl.SSLContext] = {}
         self._extra = extra
-        self.default = self._context(extra)
         # the CA bundles trusted for each host pattern; None: not verified
         self._hosts: list[tuple[HostPattern, tuple[str, ...] | None]] = [
             (parse_host(host), None) for host in settings.insecure
         ]
+        named = list(extra)
         for entry in settings.tls:
             bundles = None
             if entry.verify:
                 bundles = (*extra, entry.ca_bundle) if entry.ca_bundle else extra
-                self._context(bundles)  # made now: a bundle that cannot be used fails at once
+                named.extend(bundles)
             self._hosts.append((parse_host(entry.host), bundles))
-        for table in settings.site_tables:
-            if table.ca_bundle:
-                self._context((*extra, table.ca_bundle))
-
-    def _context(self, bundles: tuple[str, ...]) -> ssl.SSLContext | bool:
-        if not bundles:
-            # the system's trust, as aiohttp's own verifying context has it: True asks
-            # for that one, and the 50 ms a context of our own takes to load are saved
-            return True
-        context = self._contexts.get(bundles)
-        if context is None:
-            context = ssl.create_default_context()
-            for path in bundles:
-                load_ca_bundle(context, path)
-            self._contexts[bundles] = context
-        return context
+        named.extend(table.ca_bundle for table in settings.site_tables if table.ca_bundle)
+        for path in dict.fromkeys(named):
+            load_ca_bundle(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), path)
 
     def for_host(
         self, host: str, port: int | None, also_trust: str | None = None, verify: bool = True
-    ) -> ssl.SSLContext | bool:
+    ) -> tuple[str, ...] | None:
         """The first ``--insecure`` host, then the first ``[[tls]]`` entry, that matches;
         ``also_trust`` and ``verify`` are a ``[[site]]`` table's ``ca_bundle`` and
         ``insecure``."""
         if not verify:
-            return False
+            return None
         bundles: tuple[str, ...] | None = self._extra
         for pattern, found in self._hosts:
             if _matches(pattern, host, port):
                 bundles = found
                 break
         if bundles is None:
-            return False
+            return None
         if also_trust and also_trust not in bundles:
             bundles = (*bundles, also_trust)
-        return self._context(bundles)
+        return bundles
 
 
 __all__ = ["ANY_HOST", "TlsPolicy", "format_host", "load_ca_bundle", "parse_host"]

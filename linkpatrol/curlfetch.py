@@ -1,0 +1,754 @@
+"""HTTP through libcurl: one CurlMulti driven by the event loop.
+
+libcurl makes the requests (connections, keep-alive, TLS, decoding); the event loop
+watches its sockets and its timer (``M_SOCKETFUNCTION``, ``M_TIMERFUNCTION``) and hands
+them back with ``socket_action``, and ``info_read`` completes each request's future.
+The header and body callbacks apply :mod:`linkpatrol.fetch`'s limits as the bytes
+arrive: a response that breaks one is stopped right there. libcurl's failures are put
+in the words of :class:`~linkpatrol.fetch.Response` errors (``connection refused``,
+``TLS error: certificate verify failed: ...``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import functools
+import ipaddress
+import os
+import re
+import selectors
+import socket
+import ssl
+import tempfile
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import pycurl
+
+from linkpatrol.addresses import AddressRefused, is_public, never_resolves
+from linkpatrol.config import SiteSettings
+from linkpatrol.fetch import (
+    MAX_HEADER_LINE,
+    MAX_HEADERS,
+    PEEK_BYTES,
+    TRANSIENT_STATUSES,
+    Fetcher,
+    Response,
+    _one_line,
+    _sniff_html,
+    merge_headers,
+    parse_content_type,
+    parse_retry_after,
+)
+from linkpatrol.sites import SiteRequest
+
+ACCEPT_ENCODING = ""  # every encoding this libcurl decodes (gzip, deflate, brotli, ...)
+DNS_CACHE_SECONDS = 300
+
+# libcurl's codes that pycurl names under older names (FTP_WEIRD_...), or not at all
+E_WEIRD_SERVER_REPLY = 8
+E_TOO_LARGE = 100
+TLS_ERRORS = frozenset(
+    {
+        pycurl.E_SSL_CONNECT_ERROR,
+        pycurl.E_SSL_ENGINE_NOTFOUND,
+        pycurl.E_SSL_ENGINE_SETFAILED,
+        pycurl.E_SSL_CERTPROBLEM,
+        pycurl.E_SSL_CIPHER,
+        pycurl.E_USE_SSL_FAILED,
+        pycurl.E_SSL_ENGINE_INITFAILED,
+        pycurl.E_SSL_CACERT_BADFILE,
+        pycurl.E_SSL_SHUTDOWN_FAILED,
+        pycurl.E_SSL_CRL_BADFILE,
+        pycurl.E_SSL_ISSUER_ERROR,
+        pycurl.E_SSL_PINNEDPUBKEYNOTMATCH,
+        pycurl.E_SSL_INVALIDCERTSTATUS,
+    }
+)
+
+# "SSL certificate problem: <reason>" (older libcurl), "SSL certificate OpenSSL verify
+# result: <reason> (<code>)" (newer)
+CERTIFICATE_PROBLEM = re.compile(r"(?:problem|verify result): (.*?)(?: \(\d+\))?$")
+
+Failure = tuple[str, bool, bool]  # (error text, transient?, did the host answer?)
+
+LINE_TOO_LONG: Failure = (
+    f"invalid HTTP response: a header line longer than {MAX_HEADER_LINE} bytes",
+    False,
+    True,
+)
+TOO_MANY_HEADERS: Failure = (f"invalid HTTP response: more than {MAX_HEADERS} headers", False, True)
+NOT_HTTP: Failure = (
+    "invalid HTTP response: Bad status line: not an HTTP/1.x status line",
+    False,
+    True,
+)
+CLOSED: Failure = ("HTTP error: the fetcher was closed", False, True)
+
+# futures' results for transfers ended from outside libcurl
+CLOSED_CODE, GIVEN_UP_CODE = -1, -2
+SWEEP_SECONDS = 1.0
+
+# how far into a body the callbacks are
+FIRST, KEEP, DISCARD = 0, 1, 2
+
+# the headers a response is read for (the rest are only counted), with their values
+READ_HEADERS = re.compile(
+    rb"^(content-type|content-length|content-encoding|location|etag|last-modified|retry-after)"
+    rb"[ \t]*:"
+    rb"([^\r\n]*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+AUTHORITY = re.compile(r"[^:/?#]*://[^/?#]*")
+
+
+@functools.lru_cache(maxsize=1024)
+def _endpoint(authority: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of ``scheme://authority``; ValueError for a bad one."""
+    parts = urlsplit(authority)
+    default = 443 if parts.scheme == "https" else 80
+    return parts.scheme, parts.hostname or "", parts.port or default
+
+
+class _Transfer:
+    """One request as libcurl's callbacks see it: the head, then the body, chunk by chunk."""
+
+    __slots__ = (
+        "any_type",
+        "chunks",
+        "deadline",
+        "failure",
+        "fetcher",
+        "future",
+        "headers",
+        "limit",
+        "lines",
+        "mode",
+        "parsed",
+        "read",
+        "refused",
+        "result",
+        "size",
+        "status",
+        "stopped",
+        "want_body",
+    )
+
+    def __init__(
+        self,
+        fetcher: CurlFetcher,
+        result: Response,
+        want_body: bool,
+        any_type: bool,
+        limit: int,
+        future: asyncio.Future[tuple[int, str]],
+    ) -> None:
+        self.fetcher = fetcher
+        self.result = result
+        self.want_body = want_body
+        self.any_type = any_type
+        self.limit = limit
+        self.future = future
+        self.deadline = 0.0  # loop time past which the transfer is given up (hard limit)
+        self.lines: list[bytes] = []  # the head as received
+        self.parsed = False
+        self.status: int | None = None
+        self.headers: dict[str, str] = {}
+        self.failure: Failure | None = None
+        self.stopped = False  # the body was cut off on purpose
+        self.mode = FIRST
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.read = 0
+        self.refused: list[str] = []  # addresses --no-private kept us from
+
+    def _fail(self, failure: Failure) -> int:
+        self.failure = failure
+        return 0  # fewer bytes taken than given: libcurl aborts the transfer
+
+    def _stop(self) -> int:
+        self.stopped = True
+        return 0
+
+    def on_header(self, line: bytes) -> int | None:
+        """Each line of the head, kept as it comes (read once the head is whole); only a
+        line or a head past the limits is looked at here."""
+        lines = self.lines
+        lines.append(line)
+        if len(line) > MAX_HEADER_LINE or len(lines) > MAX_HEADERS + 1:
+            return self._check_head()
+        return None
+
+    def _check_head(self) -> int | None:
+        if len(self.lines[-1].rstrip(b"\r\n")) > MAX_HEADER_LINE:
+            return self._fail(LINE_TOO_LONG)
+        # only the last response's head counts (after a 1xx, or a proxy's answer to CONNECT)
+        del self.lines[: self._status_line()]
+        if sum(1 for line in self.lines[1:] if line.strip()) > MAX_HEADERS:
+            return self._fail(TOO_MANY_HEADERS)
+        return None
+
+    def _status_line(self) -> int:
+        """Where the last response's head begins in ``lines`` (0 also when none does)."""
+        lines = self.lines
+        for at in range(len(lines) - 1, -1, -1):
+            if lines[at].startswith(b"HTTP/"):
+                return at
+        return 0
+
+    def parse_head(self) -> None:
+        """``status`` and ``headers`` (the first of each name read) from the head's lines."""
+        if self.parsed:
+            return
+        self.parsed = True
+        lines = self.lines
+        start = self._status_line()
+        if not lines or not lines[start].startswith(b"HTTP/"):
+            return
+        parts = lines[start].split(None, 2)
+        self.status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+        headers = self.headers
+        for name, value in READ_HEADERS.findall(b"".join(lines[start + 1 :])):
+            key = name.lower().decode()
+            if key not in headers:
+                headers[key] = value.strip(b" \t").decode("utf-8", "surrogateescape")
+
+    def content_length(self) -> int | None:
+        value = self.headers.get("content-length")
+        return int(value) if value is not None and value.isdigit() else None
+
+    def read_head(self) -> None:
+        self.parse_head()
+        result, headers = self.result, self.headers
+        result.status = self.status
+        content_type = headers.get("content-type")
+        if content_type:
+            result.content_type, result.charset = parse_content_type(content_type)
+        result.location = headers.get("location")
+        result.etag = headers.get("etag")
+        result.last_modified = headers.get("last-modified")
+        result.retry_after = parse_retry_after(headers.get("retry-after"))
+
+    def on_body(self, data: bytes) -> int | None:
+        """Of 2xx bodies the first chunk (HTML sniffed), and the rest up to the limit when
+        the body is wanted; of others a small rest (so the connection is reused), else
+        the transfer is stopped (and the connection dropped)."""
+        size = len(data)
+        if self.mode == KEEP:
+            self.chunks.append(data)
+            self.size += size
+            self.fetcher.bytes_received += size
+            if self.size > self.limit:
+                self.result.truncated = True
+                return self._stop()
+            return None
+        if self.mode == DISCARD:
+            self.read += size
+            self.fetcher.bytes_received += size
+            return None if size and self.read <= PEEK_BYTES else self._stop()
+        self.read_head()
+        if self.status is None:
+            return self._fail(NOT_HTTP)
+        length = self.content_length()
+        small = length is not None and length <= PEEK_BYTES
+        if not 200 <= self.status < 300:
+            if not small:
+                return self._stop()
+            self.mode = DISCARD
+            return self.on_body(data)
+        self.fetcher.bytes_received += size
+        result = self.result
+        if result.content_type is None and _sniff_html(data):
+            result.content_type = "text/html"
+        if not (self.want_body and (result.is_page or self.any_type)):
+            if not small:
+                return self._stop()
+            self.mode = DISCARD
+            self.read = size
+            return None
+        self.mode = KEEP
+        self.chunks.append(data)
+        self.size = size
+        if size > self.limit:
+            result.truncated = True
+            return self._stop()
+        return None
+
+    def on_open_socket(self, purpose: int, address: Any) -> Any:
+        """``--no-private``: a socket only to a public address of a name."""
+        family, socktype, protocol, where = address
+        if not is_public(ipaddress.ip_address(where[0])):
+            self.refused.append(where[0])
+            return pycurl.SOCKET_BAD
+        return socket.socket(family, socktype, protocol)
+
+    def finish(self) -> None:
+        """The body as read, once libcurl is done."""
+        result = self.result
+        if self.mode == FIRST:
+            self.read_head()
+            if result.method != "HEAD" and self.status is not None and 200 <= self.status < 300:
+                # no body came at all: an empty one
+                wanted = self.want_body and (result.is_page or self.any_type)
+                result.body = b"" if wanted else None
+        elif self.mode == KEEP:
+            body = b"".join(self.chunks)
+            result.body = body[: self.limit] if result.truncated else body
+        self.chunks = []
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _certificate_reason(message: str, host: str) -> str:
+    """OpenSSL's reason, as libcurl quotes it; its own name check in Python's words."""
+    quoted = CERTIFICATE_PROBLEM.search(message)
+    if quoted:
+        return quoted.group(1)
+    if "subject name" in message:
+        kind = "IP address" if _is_ip(host) else "Hostname"
+        return f"{kind} mismatch, certificate is not valid for '{host}'"
+    return message
+
+
+class CurlFetcher(Fetcher):
+    """libcurl's multi interface, driven by the running event loop."""
+
+    def __init__(self, settings: SiteSettings) -> None:
+        super().__init__(settings)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._multi: Any = None
+        # libcurl's sockets wait in a selector of their own, which the loop watches as one:
+        # a socket's turn from writing to reading costs an epoll_ctl, not an asyncio handle
+        self._selector: selectors.BaseSelector | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._transfers: dict[Any, _Transfer] = {}
+        self._idle: list[Any] = []  # easy handles ready for another request
+        self._guarded: set[Any] = set()  # easy handles with the --no-private callback
+        self._ca_files: dict[tuple[str, ...], str] = {}
+        self._resolved: dict[str, tuple[float, list[str]]] = {}  # --no-private's DNS cache
+        self._system_ca = ssl.get_default_verify_paths()
+        self._base = self._header_lines({})
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._selector = selectors.DefaultSelector()
+        self._loop.add_reader(self._selector.fileno(), self._on_sockets)
+        multi = pycurl.CurlMulti()
+        multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
+        multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+        multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, self.settings.concurrency)
+        multi.setopt(
+            pycurl.M_MAX_HOST_CONNECTIONS, max(self.settings.per_host, self.sites.max_per_host)
+        )
+        multi.setopt(pycurl.M_MAXCONNECTS, self.settings.concurrency)
+        self._multi = multi
+
+    async def close(self) -> None:
+        multi, self._multi = self._multi, None
+        if multi is not None:
+            for handle in list(self._transfers):
+                self._give_up(handle, multi, CLOSED_CODE)
+            multi.close()
+        for timer in (self._timer, self._sweeper):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._sweeper = None
+        selector, self._selector = self._selector, None
+        if selector is not None:
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_reader(selector.fileno())  # type: ignore[attr-defined]
+            selector.close()
+        for handle in self._idle:
+            handle.close()
+        self._idle.clear()
+        self._guarded.clear()
+        for path in self._ca_files.values():
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        self._ca_files.clear()
+
+    # ---- the event loop's side of libcurl ---------------------------------------------------
+
+    def _on_socket(self, event: int, fd: int, multi: Any, data: Any) -> None:
+        """libcurl says which of its sockets to watch, for what."""
+        selector = self._selector
+        if selector is None:
+            return
+        events = (selectors.EVENT_READ if event & pycurl.POLL_IN else 0) | (
+            selectors.EVENT_WRITE if event & pycurl.POLL_OUT else 0
+        )
+        try:
+            if event == pycurl.POLL_REMOVE or not events:
+                selector.unregister(fd)
+            else:
+                selector.modify(fd, events)
+        except (KeyError, ValueError, OSError):
+            # not watched yet, or closed and its number given to a new socket
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                selector.unregister(fd)
+            if events and event != pycurl.POLL_REMOVE:
+                selector.register(fd, events)
+
+    def _on_sockets(self) -> None:
+        """Some of libcurl's sockets are ready: it acts on each."""
+        selector, multi = self._selector, self._multi
+        if selector is None or multi is None:
+            return
+        for key, events in selector.select(0):
+            action = (pycurl.CSELECT_IN if events & selectors.EVENT_READ else 0) | (
+                pycurl.CSELECT_OUT if events & selectors.EVENT_WRITE else 0
+            )
+            with contextlib.suppress(pycurl.error):
+                multi.socket_action(key.fd, action)
+        self._collect()
+
+    def _on_timer(self, milliseconds: int) -> None:
+        """libcurl wants to be woken up in ``milliseconds`` (-1: no need). A timer already
+        due sooner is kept: waking early costs less than a new timer each time."""
+        loop = self._loop
+        if milliseconds < 0 or loop is None or self._multi is None:
+            return
+        when = loop.time() + milliseconds / 1000
+        timer = self._timer
+        if timer is not None:
+            if timer.when() <= when:
+                return
+            timer.cancel()
+        self._timer = loop.call_at(when, self._on_timeout)
+
+    def _on_timeout(self) -> None:
+        self._timer = None
+        multi = self._multi
+        if multi is None:
+            return
+        with contextlib.suppress(pycurl.error):
+            multi.socket_action(pycurl.SOCKET_TIMEOUT, 0)
+        self._collect()
+        if self._timer is None and self._transfers:
+            # woken early, libcurl keeps its own time and does not say it again
+            self._on_timer(multi.timeout())
+
+    def _collect(self) -> None:
+        """Finished transfers out of the multi, their futures done."""
+        multi = self._multi
+        while multi is not None:
+            queued, done, failed = multi.info_read()
+            for handle in done:
+                self._complete(handle, 0, "")
+            for handle, code, message in failed:
+                self._complete(handle, code, message)
+            if not queued:
+                break
+
+    def _complete(self, handle: Any, code: int, message: str) -> None:
+        transfer = self._transfers.pop(handle, None)
+        self._multi.remove_handle(handle)
+        if transfer is not None and not transfer.future.done():
+            transfer.future.set_result((code, message))
+
+    def _add(self, handle: Any, transfer: _Transfer) -> None:
+        assert self._loop is not None and self._multi is not None
+        self._transfers[handle] = transfer
+        self._multi.add_handle(handle)
+        if self._sweeper is None:
+            self._sweeper = self._loop.call_later(SWEEP_SECONDS, self._sweep)
+
+    def _sweep(self) -> None:
+        """The hard limit, should libcurl's own timeout ever not end a transfer."""
+        self._sweeper = None
+        multi = self._multi
+        if multi is None or self._loop is None:
+            return
+        now = self._loop.time()
+        for handle, transfer in list(self._transfers.items()):
+            if transfer.deadline < now:
+                self._give_up(handle, multi, GIVEN_UP_CODE)
+        if self._transfers:
+            self._sweeper = self._loop.call_later(SWEEP_SECONDS, self._sweep)
+
+    def _give_up(self, handle: Any, multi: Any, code: int) -> None:
+        """A transfer ended from outside (closed, past the hard limit, cancelled): out of
+        the multi, its connection closed, its handle not used again."""
+        transfer = self._transfers.pop(handle, None)
+        if transfer is not None:
+            multi.remove_handle(handle)
+            if not transfer.future.done():
+                transfer.future.set_result((code, ""))
+        self._guarded.discard(handle)
+        handle.close()
+
+    # ---- one request --------------------------------------------------------------------------
+
+    async def _public_addresses(self, host: str, port: int) -> str | Failure:
+        """``--no-private`` for a name: resolved here, as the system resolves it (and cached
+        for DNS_CACHE_SECONDS), its public addresses pinned for libcurl as a RESOLVE entry, so
+        what is checked is what is connected to (and the socket callback checks again)."""
+        now = time.monotonic()
+        cached = self._resolved.get(host)
+        if cached is None or cached[0] < now:
+            assert self._loop is not None
+            try:
+                infos = await self._loop.getaddrinfo(
+                    host, port, type=socket.SOCK_STREAM, flags=socket.AI_ADDRCONFIG
+                )
+            except (OSError, UnicodeError):
+                return f"DNS failure: cannot resolve {host}", False, False
+            cached = now + DNS_CACHE_SECONDS, [str(info[4][0]) for info in infos]
+            self._resolved[host] = cached
+        found = cached[1]
+        public = [a for a in dict.fromkeys(found) if is_public(ipaddress.ip_address(a))]
+        if not public:
+            refused = self.guard.none_public(host, found)
+            return f"private address refused (--no-private): {refused}", False, False
+        listed = ",".join(f"[{a}]" if ":" in a else a for a in public)
+        return f"{host}:{port}:{listed}"
+
+    def _header_lines(self, layers: dict[str, str]) -> list[str]:
+        merged = merge_headers(self.base_headers, layers)
+        return [f"{name}: {value}" if value else f"{name};" for name, value in merged.items()]
+
+    def _ca_file(self, bundles: tuple[str, ...]) -> str:
+        """One PEM file with the system's CAs and the bundles (libcurl reads files)."""
+        path = self._ca_files.get(bundles)
+        if path is None:
+            sources = [self._system_ca.cafile, *bundles] if self._system_ca.cafile else bundles
+            pem = b"\n".join(open(source, "rb").read() for source in sources)  # noqa: SIM115
+            fd, path = tempfile.mkstemp(prefix="linkpatrol-ca-", suffix=".pem")
+            with os.fdopen(fd, "wb") as file:
+                file.write(pem)
+            self._ca_files[bundles] = path
+        return path
+
+    def _verify(self, handle: Any, bundles: tuple[str, ...] | None) -> None:
+        if bundles is None:
+            handle.setopt(pycurl.SSL_VERIFYPEER, 0)
+            handle.setopt(pycurl.SSL_VERIFYHOST, 0)
+            return
+        handle.setopt(pycurl.SSL_VERIFYPEER, 1)
+        handle.setopt(pycurl.SSL_VERIFYHOST, 2)
+        cafile = self._ca_file(bundles) if bundles else self._system_ca.cafile
+        if cafile:
+            handle.setopt(pycurl.CAINFO, cafile)
+        if self._system_ca.capath:
+            handle.setopt(pycurl.CAPATH, self._system_ca.capath)
+
+    def _new_handle(self) -> Any:
+        handle = pycurl.Curl()
+        handle.setopt(pycurl.NOSIGNAL, 1)
+        handle.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
+        handle.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
+        handle.setopt(pycurl.ACCEPT_ENCODING, ACCEPT_ENCODING)
+        handle.setopt(pycurl.PATH_AS_IS, 1)
+        handle.setopt(pycurl.DNS_CACHE_TIMEOUT, DNS_CACHE_SECONDS)
+        return handle
+
+    async def _once(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        want_body: bool,
+        any_type: bool,
+        robots: bool = False,
+        limit: int | None = None,
+    ) -> Response:
+        assert self._multi is not None, "CurlFetcher.start() not called"
+        self.requests += 1
+        started = time.monotonic()
+        result = Response(method=method)
+        site = self.sites.for_url(url, robots)  # matched on this very URL: credentials stay put
+        timeout = site.timeout or self.settings.timeout
+        failure: Failure | str | None = None
+        try:
+            found = AUTHORITY.match(url)
+            scheme, host, port = _endpoint(found.group() if found else url)
+            self.guard.check_literal(host)
+        except AddressRefused as exc:
+            failure = f"private address refused (--no-private): {exc}", False, False
+        except ValueError as exc:
+            failure = f"invalid URL: {exc}", False, False
+        else:
+            if not url.isascii():
+                failure = "invalid URL: not ASCII", False, False
+            elif site.proxy:
+                pass  # the proxy resolves the name
+            elif never_resolves(host):
+                failure = f"DNS failure: cannot resolve {host}", False, False
+            elif self.guard.refuses(host) and not _is_ip(host):
+                failure = await self._public_addresses(host, port)
+        if not isinstance(failure, tuple):
+            future = asyncio.get_running_loop().create_future()
+            transfer = _Transfer(self, result, want_body, any_type, self._limit(limit), future)
+            handle = self._prepare(transfer, url, headers, site, timeout, failure)
+            if scheme == "https":
+                verify = not site.insecure
+                self._verify(handle, self.tls.for_host(host, port, site.ca_bundle, verify))
+            failure = await self._perform(handle, transfer, host, site.proxy, timeout)
+        if failure is not None:
+            result.error, result.transient, result.reachable = failure
+            result.status = None
+            result.body = None
+        result.elapsed = time.monotonic() - started
+        return result
+
+    def _prepare(
+        self,
+        transfer: _Transfer,
+        url: str,
+        headers: dict[str, str],
+        site: SiteRequest,
+        timeout: float,
+        pinned: str | None,
+    ) -> Any:
+        """An easy handle set up for one request (``pinned``: a RESOLVE entry)."""
+        handle = self._idle.pop() if self._idle else self._new_handle()
+        handle.setopt(pycurl.URL, url)
+        if transfer.result.method == "HEAD":
+            handle.setopt(pycurl.NOBODY, 1)
+        else:
+            handle.setopt(pycurl.HTTPGET, 1)
+            if transfer.result.method != "GET":
+                handle.setopt(pycurl.CUSTOMREQUEST, transfer.result.method)
+        layers = {**headers, **site.headers}
+        handle.setopt(pycurl.HTTPHEADER, self._header_lines(layers) if layers else self._base)
+        milliseconds = max(1, round(timeout * 1000))
+        handle.setopt(pycurl.TIMEOUT_MS, milliseconds)
+        handle.setopt(pycurl.CONNECTTIMEOUT_MS, milliseconds)
+        handle.setopt(pycurl.PROXY, site.proxy or "")  # "": not the environment's either
+        handle.setopt(pycurl.HEADERFUNCTION, transfer.on_header)
+        handle.setopt(pycurl.WRITEFUNCTION, transfer.on_body)
+        if pinned is not None:
+            handle.setopt(pycurl.RESOLVE, [pinned])
+            handle.setopt(pycurl.OPENSOCKETFUNCTION, transfer.on_open_socket)
+            self._guarded.add(handle)
+        elif handle in self._guarded:
+            handle.setopt(pycurl.RESOLVE, [])
+            handle.unsetopt(pycurl.OPENSOCKETFUNCTION)
+            self._guarded.discard(handle)
+        return handle
+
+    async def _perform(
+        self, handle: Any, transfer: _Transfer, host: str, proxy: str | None, timeout: float
+    ) -> Failure | None:
+        """Run the transfer to its end; why it failed, if it did."""
+        assert self._loop is not None
+        transfer.deadline = self._loop.time() + timeout * 2
+        self._add(handle, transfer)
+        try:
+            code, message = await transfer.future
+        except BaseException:  # cancelled: the transfer must not outlive its request
+            if self._multi is not None:
+                self._give_up(handle, self._multi, CLOSED_CODE)
+            raise
+        if code in (CLOSED_CODE, GIVEN_UP_CODE):
+            if code == GIVEN_UP_CODE:
+                return f"timeout after {timeout:g}s", True, True
+            return CLOSED
+        if transfer.result.method in ("GET", "HEAD") and self._multi is not None:
+            self._idle.append(handle)
+        else:
+            handle.close()
+        if transfer.failure is not None:
+            return transfer.failure
+        transfer.parse_head()
+        if code == 0 or (transfer.stopped and code == pycurl.E_WRITE_ERROR):
+            if transfer.status is None:
+                return NOT_HTTP
+            transfer.finish()
+            return None
+        if transfer.status is not None:
+            transfer.read_head()
+        return self._describe(code, message, handle, transfer, host, proxy, timeout)
+
+    def _describe(
+        self,
+        code: int,
+        message: str,
+        handle: Any,
+        transfer: _Transfer,
+        host: str,
+        proxy: str | None,
+        timeout: float,
+    ) -> Failure:
+        """(error text, transient?, did the host answer?) for a failed transfer."""
+        if code == pycurl.E_OPERATION_TIMEDOUT:
+            return f"timeout after {timeout:g}s", True, True
+        if code == pycurl.E_COULDNT_CONNECT and transfer.refused:
+            refused = self.guard.none_public(host, transfer.refused)
+            return f"private address refused (--no-private): {refused}", False, False
+        if proxy:
+            status = handle.getinfo(pycurl.HTTP_CONNECTCODE)
+            if status and not 200 <= status < 300:
+                return f"the proxy refused: HTTP {status}", status in TRANSIENT_STATUSES, False
+            if code == pycurl.E_COULDNT_RESOLVE_PROXY:
+                return f"DNS failure: cannot resolve {urlsplit(proxy).hostname}", False, False
+        if code == pycurl.E_COULDNT_RESOLVE_HOST:
+            return f"DNS failure: cannot resolve {host}", False, False
+        if code == pycurl.E_PEER_FAILED_VERIFICATION:
+            reason = _certificate_reason(message, host)
+            return _one_line(f"TLS error: certificate verify failed: {reason}"), False, False
+        if code in TLS_ERRORS:
+            return _one_line(f"TLS error: {message}"), False, False
+        os_error = handle.getinfo(pycurl.OS_ERRNO)
+        reason = os.strerror(os_error) if os_error else message
+        if code == pycurl.E_COULDNT_CONNECT:
+            if proxy:
+                where = urlsplit(proxy)
+                return (
+                    f"cannot connect to the proxy {where.hostname}:{where.port}: {reason}",
+                    False,
+                    False,
+                )
+            if os_error == errno.ECONNREFUSED:
+                return "connection refused", False, False
+            if os_error in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+                return "host unreachable", False, False
+            return f"cannot connect: {reason}", True, False
+        if code == pycurl.E_GOT_NOTHING:
+            return "server closed the connection without answering", True, True
+        if code == pycurl.E_PARTIAL_FILE:
+            length = transfer.content_length()
+            if length is None:
+                missing = "Not enough data to satisfy transfer length header"
+            else:
+                received = int(handle.getinfo(pycurl.SIZE_DOWNLOAD_T))
+                missing = (
+                    "Not enough data to satisfy content length header "
+                    f"(received {received} of {length} bytes)"
+                )
+            return _one_line(f"incomplete response body: {missing}"), True, True
+        if code == pycurl.E_BAD_CONTENT_ENCODING:
+            encoding = transfer.headers.get("content-encoding", "").lower()
+            return (
+                f"undecodable response body: Can not decode content-encoding: {encoding}",
+                (False),
+                True,
+            )
+        if code in (pycurl.E_RECV_ERROR, pycurl.E_SEND_ERROR):
+            if os_error == errno.ECONNRESET:
+                return "connection reset by peer", True, True
+            return _one_line(f"network error: {reason}"), True, True
+        if code == E_TOO_LARGE and "header" in message.lower():
+            return LINE_TOO_LONG
+        if transfer.status is None and (
+            "status line" in message or "HTTP/0.9" in message
+        ):  # the first line was no HTTP/1.x status line
+            return NOT_HTTP
+        if code in (E_WEIRD_SERVER_REPLY, pycurl.E_UNSUPPORTED_PROTOCOL):
+            return _one_line(f"invalid HTTP response: {message}"), False, True
+        if code in (pycurl.E_URL_MALFORMAT, pycurl.E_UNSUPPORTED_PROTOCOL):
+            return _one_line(f"invalid URL: {message}"), False, False
+        return _one_line(f"HTTP error: {message or f'libcurl error {code}'}"), False, True
+
+
+__all__ = ["CurlFetcher"]
