@@ -92,6 +92,9 @@ CLOSED: Failure = ("HTTP error: the fetcher was closed", False, True)
 CLOSED_CODE, GIVEN_UP_CODE = -1, -2
 SWEEP_SECONDS = 1.0
 
+# libcurl's words for a Content-Encoding it has no decoder for (not for a corrupt body)
+UNKNOWN_ENCODING = "Unrecognized content encoding"
+
 # how far into a body the callbacks are
 FIRST, KEEP, DISCARD = 0, 1, 2
 
@@ -668,6 +671,10 @@ class CurlFetcher(Fetcher):
             return None
         if transfer.status is not None:
             transfer.read_head()
+            if code == pycurl.E_BAD_CONTENT_ENCODING and UNKNOWN_ENCODING in message:
+                # an encoding no decoder knows: browsers pass such a body through, so the
+                # answer stands; what the body holds cannot be read
+                return None
         return self._describe(code, message, handle, transfer, host, proxy, timeout)
 
     def _describe(
@@ -731,7 +738,7 @@ class CurlFetcher(Fetcher):
             encoding = transfer.headers.get("content-encoding", "").lower()
             return (
                 f"undecodable response body: Can not decode content-encoding: {encoding}",
-                (False),
+                False,
                 True,
             )
         if code in (pycurl.E_RECV_ERROR, pycurl.E_SEND_ERROR):

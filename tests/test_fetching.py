@@ -303,6 +303,33 @@ def test_compressed_pages_are_limited_by_their_decoded_size(run: Runner, serve) 
     assert code == 0
 
 
+def test_a_body_in_an_encoding_no_decoder_knows_is_left_unread_and_the_url_is_ok(
+    run: Runner, serve
+) -> None:
+    """As browsers pass such a body through, the answer's status stands; what the body
+    holds cannot be read, so a page's links are not."""
+    odd = {"Content-Encoding": "x-squeeze"}
+    site = serve(
+        {
+            "/robots.txt": no_robots(),
+            "/": Page(html('<a href="/odd.html">odd</a>', '<a href="/odd.bin">bin</a>')),
+            "/odd.html": Page(html('<a href="/behind">behind</a>'), headers=odd),
+            "/odd.bin": Page(b"\x00" * 100_000, content_type="application/zip", headers=odd),
+            "/behind": Page("fine"),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"))
+
+    urls = by_url(report)
+    for path in ("/odd.html", "/odd.bin"):
+        entry = urls[site.url(path)]
+        assert (entry["state"], entry["http_status"], entry["error"]) == ("ok", 200, None), path
+        assert site.counts()[path] == 1, path  # an answer, not a failure to retry
+    assert site.url("/behind") not in urls
+    assert code == 0
+
+
 # ---- HEAD, then GET ----------------------------------------------------------------------
 
 
