@@ -78,6 +78,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def own_cpu() -> float:
+    """This process's CPU seconds: the test server's, above all."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def crawl(db: str, workers: int, start: str, args: argparse.Namespace) -> tuple[float, float]:
     """Seconds from starting ``workers`` identical commands to the last one's exit, and
     the CPU seconds they used (their parser processes included)."""
@@ -135,23 +141,28 @@ def main() -> None:
             f"--concurrency {args.concurrency} per worker, --per-host {args.per_host} in all"
         )
         print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} before the runs")
-        print(f"{'workers':>7} {'wall s':>8} {'CPU s':>7} {'URLs/s':>8} {'speed-up':>8}")
+        print(
+            f"{'workers':>7} {'wall s':>8} {'CPU s':>7} {'server CPU s':>12} {'URLs/s':>8} "
+            f"{'speed-up':>8}"
+        )
         base = None
         for workers in (int(n) for n in args.workers.split(",")):
-            times, cpus = [], []
+            times, cpus, served = [], [], []
             for _ in range(args.reps):
                 site.clear()
+                before = own_cpu()
                 wall, cpu = crawl(args.db, workers, site.url("/"), args)
                 times.append(wall)
                 cpus.append(cpu)
+                served.append(own_cpu() - before)
                 repeated = sum(1 for n in site.counts().values() if n > 1)
                 if repeated:
                     print(f"  (warning: {repeated} URLs requested more than once)")
             wall, cpu = statistics.median(times), statistics.median(cpus)
             base = base or wall
             print(
-                f"{workers:>7} {wall:>8.2f} {cpu:>7.2f} {len(pages) / wall:>8.0f} "
-                f"{base / wall:>7.2f}x"
+                f"{workers:>7} {wall:>8.2f} {cpu:>7.2f} {statistics.median(served):>12.2f} "
+                f"{len(pages) / wall:>8.0f} {base / wall:>7.2f}x"
             )
     finally:
         site.stop()
