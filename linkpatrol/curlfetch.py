@@ -23,6 +23,8 @@ import socket
 import ssl
 import tempfile
 import time
+from collections.abc import Mapping
+from email.message import EmailMessage
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,11 +41,10 @@ from linkpatrol.fetch import (
     Response,
     _one_line,
     _sniff_html,
-    merge_headers,
-    parse_content_type,
     parse_retry_after,
 )
 from linkpatrol.sites import SiteRequest
+from linkpatrol.urls import origin
 
 ACCEPT_ENCODING = ""  # every encoding this libcurl decodes (gzip, deflate, brotli, ...)
 DNS_CACHE_SECONDS = 300
@@ -105,15 +106,42 @@ READ_HEADERS = re.compile(
     rb"([^\r\n]*)",
     re.IGNORECASE | re.MULTILINE,
 )
-AUTHORITY = re.compile(r"[^:/?#]*://[^/?#]*")
 
 
 @functools.lru_cache(maxsize=1024)
 def _endpoint(authority: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of ``scheme://authority``; ValueError for a bad one."""
+    """(scheme, host, port) of an origin (``scheme://host[:port]``); ValueError for a bad one."""
     parts = urlsplit(authority)
     default = 443 if parts.scheme == "https" else 80
     return parts.scheme, parts.hostname or "", parts.port or default
+
+
+class _OctetStream(EmailMessage):
+    """A media type without exactly one slash reads as application/octet-stream."""
+
+    def get_content_type(self) -> str:
+        media_type = str(self.get("content-type", "")).lower().partition(";")[0].strip()
+        return media_type if media_type.count("/") == 1 else "application/octet-stream"
+
+
+@functools.lru_cache(maxsize=64)
+def parse_content_type(raw: str) -> tuple[str, str | None]:
+    """(media type, charset) of a Content-Type header (parameters as RFC 9110 has them)."""
+    from email.parser import HeaderParser
+    from email.policy import HTTP
+
+    message = HeaderParser(_OctetStream, policy=HTTP).parsestr(f"Content-Type: {raw}")
+    params = dict(message.get_params(())[1:])
+    return message.get_content_type().lower(), params.get("charset")
+
+
+def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
+    """Request headers from layers, later ones replacing earlier ones of the same name."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            merged[name.lower()] = (name, value)
+    return dict(merged.values())
 
 
 class _Transfer:
@@ -340,7 +368,7 @@ class CurlFetcher(Fetcher):
         self._ca_files: dict[tuple[str, ...], str] = {}
         self._resolved: dict[str, tuple[float, list[str]]] = {}  # --no-private's DNS cache
         self._system_ca = ssl.get_default_verify_paths()
-        self._base = self._header_lines({})
+        self._base = self._header_lines()
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -516,8 +544,8 @@ class CurlFetcher(Fetcher):
         listed = ",".join(f"[{a}]" if ":" in a else a for a in public)
         return f"{host}:{port}:{listed}"
 
-    def _header_lines(self, layers: dict[str, str]) -> list[str]:
-        merged = merge_headers(self.base_headers, layers)
+    def _header_lines(self, *layers: Mapping[str, str]) -> list[str]:
+        merged = merge_headers(self.base_headers, *layers)
         return [f"{name}: {value}" if value else f"{name};" for name, value in merged.items()]
 
     def _ca_file(self, bundles: tuple[str, ...]) -> str:
@@ -573,8 +601,7 @@ class CurlFetcher(Fetcher):
         timeout = site.timeout or self.settings.timeout
         failure: Failure | str | None = None
         try:
-            found = AUTHORITY.match(url)
-            scheme, host, port = _endpoint(found.group() if found else url)
+            scheme, host, port = _endpoint(origin(url) or url)
             self.guard.check_literal(host)
         except AddressRefused as exc:
             failure = f"private address refused (--no-private): {exc}", False, False
@@ -622,8 +649,8 @@ class CurlFetcher(Fetcher):
             handle.setopt(pycurl.HTTPGET, 1)
             if transfer.result.method != "GET":
                 handle.setopt(pycurl.CUSTOMREQUEST, transfer.result.method)
-        layers = {**headers, **site.headers}
-        handle.setopt(pycurl.HTTPHEADER, self._header_lines(layers) if layers else self._base)
+        lines = self._header_lines(headers, site.headers) if headers or site.headers else self._base
+        handle.setopt(pycurl.HTTPHEADER, lines)
         milliseconds = max(1, round(timeout * 1000))
         handle.setopt(pycurl.TIMEOUT_MS, milliseconds)
         handle.setopt(pycurl.CONNECTTIMEOUT_MS, milliseconds)

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import functools
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from email.message import EmailMessage
 
 from linkpatrol import __version__
 from linkpatrol.addresses import AddressGuard
@@ -105,36 +103,10 @@ def _one_line(text: str) -> str:
     return words
 
 
-class _OctetStream(EmailMessage):
-    """A media type without exactly one slash reads as application/octet-stream."""
-
-    def get_content_type(self) -> str:
-        media_type = str(self.get("content-type", "")).lower().partition(";")[0].strip()
-        return media_type if media_type.count("/") == 1 else "application/octet-stream"
-
-
-@functools.lru_cache(maxsize=64)
-def parse_content_type(raw: str) -> tuple[str, str | None]:
-    """(media type, charset) of a Content-Type header (parameters as RFC 9110 has them)."""
-    from email.parser import HeaderParser
-    from email.policy import HTTP
-
-    message = HeaderParser(_OctetStream, policy=HTTP).parsestr(f"Content-Type: {raw}")
-    params = dict(message.get_params(())[1:])
-    return message.get_content_type().lower(), params.get("charset")
-
-
-def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
-    """Request headers from layers, later ones replacing earlier ones of the same name."""
-    merged: dict[str, tuple[str, str]] = {}
-    for layer in layers:
-        for name, value in layer.items():
-            merged[name.lower()] = (name, value)
-    return dict(merged.values())
-
-
 class Fetcher:
-    """What every engine shares; an engine adds ``start``, ``close`` and ``_once``."""
+    """Fetching but the requests themselves: the retries, ``file:`` URLs, the settings each
+    request goes by. :class:`~linkpatrol.curlfetch.CurlFetcher` adds ``start``, ``close``
+    and ``_once``, libcurl's requests."""
 
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
@@ -239,7 +211,7 @@ class Fetcher:
         robots: bool = False,
         limit: int | None = None,
     ) -> Response:
-        """One request, no retry: the engine's own."""
+        """One request, no retry."""
         raise NotImplementedError
 
     def _limit(self, limit: int | None) -> int:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from tests.sitesrv import Handler, Page, TestSite
+from tests.sitesrv import TestSite
 
 CLONE_NEWNET = 0x40000000
 SUBNET = "10.231.0"
@@ -112,7 +112,7 @@ class Lab:
             os.close(there)
             os.close(home)
 
-    def serve(self, pages: dict[str, Page | Handler] | dict[str, Any]) -> TestSite:
+    def serve(self, pages: dict[str, Any]) -> TestSite:
         """A started site listening on the bridge's address, inside the site's namespace."""
         with self._inside(self.site_ns):
             site = TestSite(pages, host=SITE_ADDRESS)
