@@ -37,6 +37,7 @@ T = TypeVar("T")
 FLUSH_INTERVAL = 0.25
 SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
 FLUSH_BATCH = 256
+FLUSH_EARLY = 32  # outcomes written at once when the frontier is dry (new work waits on them)
 LEASE_SECONDS = 600.0
 # how often a worker says it lives and learns its share of the per-host limit
 HEARTBEAT_INTERVAL = 0.5
@@ -283,9 +284,6 @@ class Crawl:
                     return False
                 now = time.monotonic()
                 if job is None:
-                    # batch writes while there is other work at hand; when none is
-                    # queued, new work can only come from these outcomes: write them now
-                    starving = claim_empty and self._buffered == 0
                     idle = not self._inflight and not self._outcomes and self._buffered == 0
                     wants_claim = (
                         self._slots
@@ -299,9 +297,17 @@ class Crawl:
                         # busy: a claim would scan it for nothing (a big site's costliest
                         # query)
                         claim_empty, wants_claim = True, False
+                    # batch writes while there is other work at hand. Once the frontier
+                    # is dry, new work can only come from these outcomes: they are written
+                    # before the URLs at hand run out, not after (the requests would stop
+                    # while the memory writes).
+                    due = claim_empty and (
+                        self._buffered <= self.settings.concurrency
+                        or len(self._outcomes) >= FLUSH_EARLY
+                    )
                     step: Coroutine[Any, Any, None] | None = None
                     if self._outcomes and (
-                        starving
+                        due
                         or len(self._outcomes) >= FLUSH_BATCH
                         or now - last_flush >= FLUSH_INTERVAL
                     ):
