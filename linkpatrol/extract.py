@@ -218,8 +218,11 @@ def _refresh_url(content: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _scanner(tag: str) -> tuple[re.Pattern[bytes], int, re.Pattern[bytes] | None]:
-    """(skipper, length of '<tag', end of its raw text) for finding start tags ``<tag``.
+def _scanner(
+    tag: str,
+) -> tuple[re.Pattern[bytes], int, re.Pattern[bytes] | None, re.Pattern[bytes]]:
+    """(skipper, length of '<tag', end of its raw text, the next '<tag' however placed)
+    for finding start tags ``<tag``.
 
     The skipper matches all the lower-cased source up to the next such start tag, or to
     its end, passing over what only looks like one as the HTML tokenizer passes over it:
@@ -249,7 +252,8 @@ def _scanner(tag: str) -> tuple[re.Pattern[bytes], int, re.Pattern[bytes] | None
         rb"(?![a-z!?/])",
     ]
     skipper = re.compile(rb"(?>[^<]++|<(?:" + b"|".join(after_lt) + rb"))*+", re.DOTALL)
-    return skipper, 1 + len(name), _RAW_TEXT_END_RE.get(tag)
+    first = re.compile(b"<" + re.escape(name) + rb"(?=[ \t\n\r\f/>]|\Z)")
+    return skipper, 1 + len(name), _RAW_TEXT_END_RE.get(tag), first
 
 
 class _Locator:
@@ -273,8 +277,28 @@ class _Locator:
         capped = reported is None or reported >= _LINE_CAP
         low = self._low
         size = len(low)
-        skipper, name_length, raw_end = _scanner(tag)
+        skipper, name_length, raw_end, first = _scanner(tag)
         pos, line = self._pos, self._line
+        if not capped:
+            # Most start tags sit on one line. The first '<tag' from here that starts and
+            # ends on the reported line gives that line, whatever it is (a comment's, a
+            # script's): the true tag cannot start earlier, or it would be found first.
+            # Else the tokenizer's way, below.
+            match = first.search(low, pos)
+            if match is not None:
+                found = match.start()
+                start_line = line + low.count(b"\n", pos, found)
+                if start_line == reported:
+                    rest = _TAG_REST_RE.match(low, found + name_length)
+                    close = rest.end() if rest is not None else size
+                    if low.count(b"\n", found, close) == 0:
+                        after, after_line = close + 1, start_line
+                        if raw_end is not None:
+                            match = raw_end.search(low, after)
+                            after = match.start() if match is not None else size
+                            after_line += low.count(b"\n", close, after)
+                        self._pos, self._line = after, after_line
+                        return start_line, start_line
         tries = 0
         match = skipper.match(low, pos)
         found = match.end() if match is not None else size
