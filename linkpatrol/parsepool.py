@@ -15,6 +15,7 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import re
 import signal
 import socket
 import threading
@@ -38,6 +39,7 @@ _CACHE_LIMIT = 10_000
 # waits there (a bigger one would block the crawl until the worker reads it)
 _DEPTH = 2
 _ACTIONS = {a.value: a for a in Action}
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/', '?', '#'
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,22 +71,32 @@ class LinkDecider:
         self._cache: dict[tuple[str, str], tuple[str, str, str | None] | None] = {}
 
     @staticmethod
-    def _key(raw: str, base: str) -> tuple[str, str]:
-        head = raw[:8].lower()
-        if head.startswith(("http://", "https://")):
-            return raw, ""
-        if raw.startswith("/") and not raw.startswith("//"):
-            cut = base.find("/", base.find("//") + 2)
-            return raw, base[:cut] if cut > 0 else base
-        if ":" in raw.split("/", 1)[0]:
-            return raw, ""
-        if raw.startswith("?"):
-            return raw, base.split("?", 1)[0]
-        return raw, base[: base.rfind("/") + 1]
+    def _bases(base: str) -> tuple[str, str, str, str]:
+        """What of the base can change the meaning of a link that starts with '/', with
+        '?', with neither (relative to the base's folder), or with 'http:' alone."""
+        cut = base.find("/", base.find("//") + 2)
+        origin = base[:cut] if cut > 0 else base
+        return origin, base.split("?", 1)[0], base[: base.rfind("/") + 1], base
 
-    def decide(self, raw: str, base: str) -> tuple[str, str, str | None] | None:
+    @staticmethod
+    def _key(raw: str, bases: tuple[str, str, str, str]) -> tuple[str, str]:
+        first = raw[:1]
+        if first == "/":  # '//host/...' takes the base's scheme: its origin says it too
+            return raw, bases[0]
+        if first == "?":
+            return raw, bases[1]
+        scheme = _SCHEME_RE.match(raw)
+        if scheme is not None:  # a scheme of its own (http://, mailto:, ...)
+            if scheme.group().lower() in ("http:", "https:") and raw[scheme.end() :][:2] != "//":
+                return raw, bases[3]  # 'http:x' reads as relative, as browsers read it
+            return raw, ""
+        return raw, bases[2]
+
+    def decide(
+        self, raw: str, base: str, bases: tuple[str, str, str, str] | None = None
+    ) -> tuple[str, str, str | None] | None:
         """(url, action value, invalid reason), or None for an ignored URL."""
-        key = self._key(raw, base)
+        key = self._key(raw, bases or self._bases(base))
         try:
             return self._cache[key]
         except KeyError:
@@ -115,6 +127,7 @@ class LinkDecider:
             except BadURL:
                 base = url
         links: list[_WireLink] = []
+        bases = self._bases(base)
         for link in page.links:
             raw, hashed, fragment = link.url.partition("#")
             if not raw.strip(HTML_SPACE):  # "#top": within this page; its anchors say
@@ -122,7 +135,7 @@ class LinkDecider:
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue
-            answer = self.decide(raw, base)
+            answer = self.decide(raw, base, bases)
             if answer is not None:
                 links.append(
                     (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)

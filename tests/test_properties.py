@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from linkpatrol.config import Rewrite, SiteSettings
@@ -533,6 +533,28 @@ def test_every_link_text_gets_a_url_and_an_action(
     else:
         assert invalid and len(url) <= 2048
         assert action == Action.CHECK.value
+
+
+page_bases = st.sampled_from(
+    ["http://site.example/dir/page.html", "http://site.example/other/x.html?q=1",
+     "https://site.example/dir/page.html", "http://else.example/a/b/"]
+)  # fmt: skip
+
+
+@examples(600)
+@given(raw=raw_urls, first=page_bases, second=page_bases)
+@example(raw="page?x=a:b", first="http://site.example/dir/page.html",
+         second="http://site.example/other/x.html?q=1")  # fmt: skip
+@example(raw="//cdn.example/x.js", first="http://site.example/dir/page.html",
+         second="https://site.example/dir/page.html")  # fmt: skip
+def test_a_decision_remembered_from_one_page_is_the_one_another_page_would_make(
+    raw: str, first: str, second: str
+) -> None:
+    """The parse worker's cache of decided links never hands one page another's answer."""
+    settings = SiteSettings(start_urls=("http://site.example/dir/",))
+    shared = LinkDecider(Policy(settings))
+    shared.decide(raw, first)
+    assert shared.decide(raw, second) == LinkDecider(Policy(settings)).decide(raw, second)
 
 
 # ------------------------------------------------------------------ link extraction
