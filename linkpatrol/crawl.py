@@ -298,12 +298,12 @@ class Crawl:
                         # query)
                         claim_empty, wants_claim = True, False
                     # batch writes while there is other work at hand. Once the frontier
-                    # is dry, new work can only come from these outcomes: they are written
-                    # before the URLs at hand run out, not after (the requests would stop
-                    # while the memory writes).
+                    # is dry, new work can only come from these outcomes: a batch of them
+                    # is written while the URLs at hand last, not once they have run out
+                    # (the requests would stop while the memory writes), and the last
+                    # ones at once.
                     due = claim_empty and (
-                        self._buffered <= self.settings.concurrency
-                        or len(self._outcomes) >= FLUSH_EARLY
+                        self._buffered == 0 or len(self._outcomes) >= FLUSH_EARLY
                     )
                     step: Coroutine[Any, Any, None] | None = None
                     if self._outcomes and (
