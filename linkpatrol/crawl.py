@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from linkpatrol.config import SiteSettings
 from linkpatrol.fetch import Response, make_fetcher
 from linkpatrol.model import Action, ConfigError, State
+from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
@@ -66,25 +67,6 @@ class CrawlStats:
     def rate(self) -> float:
         elapsed = time.monotonic() - self.started
         return self.requests / elapsed if elapsed > 0 else 0.0
-
-
-class Observer:
-    """Receives what the crawl does; the command line shows it, plugins may react."""
-
-    def pass_started(self, info: PassInfo) -> None:
-        pass
-
-    def url_checked(self, url: str, outcome: Outcome) -> None:
-        pass
-
-    def requesting(self, method: str, url: str, why: str) -> None:
-        pass
-
-    def progress(self, stats: CrawlStats) -> None:
-        pass
-
-    def note(self, message: str) -> None:
-        pass
 
 
 @dataclass(slots=True)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from typing import IO, TextIO
 
 from linkpatrol.config import SiteSettings
-from linkpatrol.crawl import CrawlStats, Observer
+from linkpatrol.crawl import CrawlStats
+from linkpatrol.observer import Observer
 from linkpatrol.report.text import clean
 from linkpatrol.store import Outcome, PassInfo
 

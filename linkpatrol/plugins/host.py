@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
-from linkpatrol.crawl import CrawlStats, Observer
+from linkpatrol.crawl import CrawlStats
 from linkpatrol.model import ConfigError
+from linkpatrol.observer import Observer
 from linkpatrol.plugins import GROUP, Plugin, Verdict
 from linkpatrol.report import Report
 from linkpatrol.store import Outcome, PassInfo, Store

@@ -26,7 +26,7 @@ import threading
 import weakref
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import psycopg
@@ -304,16 +304,22 @@ class PostgresStore(SqlStore):
                 self._connections = pool
             return self._connections
 
+    def _tx(self) -> AbstractContextManager[Session]:
+        return self._transaction()
+
     @contextmanager
-    def _tx(self) -> Iterator[Session]:
+    def _transaction(self) -> Iterator[Session]:
         try:
             with self._pool().connection() as conn, conn.transaction():
                 yield _PgSession(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreError(f"{self.location}: {_explain(exc)}") from None
 
+    def _read(self) -> AbstractContextManager[Session]:
+        return self._reading()
+
     @contextmanager
-    def _read(self) -> Iterator[Session]:
+    def _reading(self) -> Iterator[Session]:
         try:
             with self._pool().connection() as conn:
                 yield _PgSession(conn)

@@ -1191,7 +1191,7 @@ class SqlStore(ABC):
             rows = s.execute(
                 f"SELECT {_PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT ?", (limit,)
             ).fetchall()
-        return [self._pass_from_row(row) for row in reversed(rows)]
+        return [self._pass_from_row(row) for row in rows[::-1]]
 
     def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:
         found: dict[int, list[Change]] = {}

@@ -13,7 +13,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -248,8 +248,11 @@ class SqliteStore(SqlStore):
             os.close(self._lock_fd)
             self._lock_fd = None
 
+    def _tx(self) -> AbstractContextManager[Session]:
+        return self._transaction()
+
     @contextmanager
-    def _tx(self) -> Iterator[Session]:
+    def _transaction(self) -> Iterator[Session]:
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -272,8 +275,11 @@ class SqliteStore(SqlStore):
                     db.execute("ROLLBACK")
             raise StoreError(f"{self.location}: {self._explain(exc)}") from None
 
+    def _read(self) -> AbstractContextManager[Session]:
+        return self._reading()
+
     @contextmanager
-    def _read(self) -> Iterator[Session]:
+    def _reading(self) -> Iterator[Session]:
         try:
             yield self._session
         except sqlite3.DatabaseError as exc:
