@@ -24,7 +24,7 @@ import pytest
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
-from tests.conftest import Runner, is_postgres, memory_rows, memory_write
+from tests.conftest import Runner, assert_memory_intact, is_postgres, memory_rows, memory_write
 from tests.sitesrv import Page, free_port, html
 
 T0 = 1_700_000_000.0
@@ -382,6 +382,39 @@ def test_robots_txt_is_remembered_per_host(store: Store) -> None:
     store.save_site(SiteRecord(H, "handled", 200, "a\x00b", T0))
     saved = store.site(H)
     assert saved is not None and saved.body in ("a\x00b", "a\ufffdb")
+
+
+# makes every insert of links fail, as a full disk would, in the middle of a write
+_REFUSE_LINKS = {
+    "sqlite": [
+        "CREATE TRIGGER refuse BEFORE INSERT ON links BEGIN SELECT RAISE(ABORT, 'no room'); END"
+    ],
+    "postgres": [
+        "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'no room'; END $$ "
+        "LANGUAGE plpgsql",
+        "CREATE TRIGGER refuse BEFORE INSERT ON links FOR EACH ROW EXECUTE FUNCTION refuse()",
+    ],
+}
+
+
+@pytest.mark.backends
+def test_a_write_that_fails_leaves_nothing_behind_for_the_next_one(db: str, store: Store) -> None:
+    """The URLs a failed write discovered are gone with it: the next write of the same links
+    adds them again rather than pointing at rows the memory never kept."""
+    info = store.begin_pass([f"{H}/"], T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    home = claim_all(store, info.id)[0]
+    links = [(f"{H}/a", 3), (f"{H}/b", 4), (f"{OTHER}/x", 5)]
+    for sql in _REFUSE_LINKS["postgres" if is_postgres(db) else "sqlite"]:
+        memory_write(db, sql)
+    with pytest.raises(StoreError, match="no room"):
+        store.complete(info.id, [ok(home, *links)], T0)
+    memory_write(db, "DROP TRIGGER refuse ON links" if is_postgres(db) else "DROP TRIGGER refuse")
+
+    store.complete(info.id, [ok(home, *links)], T0)
+    assert_memory_intact(db)
+    assert dict(store.outlinks(info.id))[f"{H}/"] == links
+    assert sorted(t.url for t in claim_all(store, info.id)) == [f"{H}/a", f"{H}/b", f"{OTHER}/x"]
 
 
 @pytest.mark.backends("sqlite")  # PostgreSQL crawlers share a pass: tests/test_workers.py

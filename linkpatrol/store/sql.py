@@ -20,7 +20,7 @@ import socket
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -358,6 +358,18 @@ class SqlStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @contextmanager
+    def _learning(self) -> Iterator[Session]:
+        """A write transaction that may discover URLs: should it fail, what this store
+        learned in it (URL ids, counts of similar URLs) is forgotten with it."""
+        try:
+            with self._tx() as s:
+                yield s
+        except BaseException:
+            self._seen.clear()
+            self._patterns.clear()
+            raise
+
     # ---- the schema -----------------------------------------------------------------
 
     def _check_memory(self, tables: Collection[str], version: int | None, crawl: bool) -> None:
@@ -674,7 +686,7 @@ class SqlStore(ABC):
     # ---- the frontier -------------------------------------------------------
 
     def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None:
-        with self._tx() as s:
+        with self._learning() as s:
             targets: dict[str, tuple[Discovered, int | None]] = {
                 url: (Discovered(url, None, action), None) for url, action in urls
             }
@@ -921,7 +933,7 @@ class SqlStore(ABC):
         the origins of the URLs it queued."""
         d = self.dialect
         origins: set[str] = set()
-        with self._tx() as s:
+        with self._learning() as s:
             targets: dict[str, tuple[Discovered, int | None]] = {}
             for outcome in outcomes:
                 for found in outcome.links or ():
