@@ -5,8 +5,11 @@
 # (linkpatrol.db unless --db says otherwise) and the reports are there.
 
 FROM python:3.12-slim AS build
+# a C compiler in the build stage only: the hot modules are compiled (setup.py)
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/linkpatrol
-COPY pyproject.toml README.md /src/
+COPY pyproject.toml setup.py README.md /src/
 COPY linkpatrol /src/linkpatrol
 RUN /opt/linkpatrol/bin/pip install --no-cache-dir --disable-pip-version-check /src
 

@@ -174,9 +174,14 @@ def main() -> int:
     runs = median_runs(results, str(truth["counts"]["html_pages"]))
     second = second_runs(kit, site_dir, truth["start_url"], max(1, args.reps))
 
+    build = subprocess.run(
+        [linkpatrol_command(), "--version"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     lines = [
         f"# Benchmark: {args.pages}-page generated site on 127.0.0.1 "
         f"({os.cpu_count()} cores, median of {args.reps})",
+        "",
+        f"linkpatrol: `{build}` (`pip install .` compiles; an editable install does not).",
         "",
         "| tool | wall s | CPU s | peak RSS MB | URLs | URLs/s | recall | false reports "
         "| server requests |",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from linkpatrol import __version__
+from linkpatrol import __version__, build
 from linkpatrol.config import (
     ANCHOR_MODES,
     DEFAULT_CONFIG,
@@ -141,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="linkpatrol",
         description="A website link checker with a memory.",
     )
-    parser.add_argument("--version", action="version", version=f"linkpatrol {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"linkpatrol {__version__} ({build()})"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     check = commands.add_parser(

@@ -47,6 +47,26 @@ def broken_site(outside: str) -> dict[str, Page]:
     }
 
 
+def test_version_says_how_the_installed_package_was_built(run: Runner) -> None:
+    """The command that runs says whether its hot modules are compiled; in CI, where the
+    package is installed with a compiler at hand, they must be, so the suite tests the
+    build users get."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import linkpatrol.extract as e; print(e.__file__)"],
+        cwd=run.cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    compiled = where.endswith((".so", ".pyd"))
+    proc = run("--version")
+    assert proc.returncode == 0, proc.stderr
+    expected = "compiled" if compiled else "plain Python"
+    assert proc.stdout.strip() == f"linkpatrol 0.1.0 ({expected})"
+    if os.environ.get("CI") == "true" and "site-packages" in where:
+        assert compiled, f"CI installed linkpatrol without compiling it: {where}"
+
+
 def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve) -> None:
     clean = serve(clean_site())
     far = serve({"/far": Page("far")})
