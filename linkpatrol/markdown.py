@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import normalizeReference
+from markdown_it.common.utils import normalizeReference, replaceEntityPattern
 from markdown_it.helpers import parseLinkLabel
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
@@ -104,6 +104,20 @@ def _mark_link(state: StateInline, start: int, bracket: int, made: list[Token]) 
         token.meta["label"] = normalizeReference(_reference_label(src, bracket, end))
 
 
+_ENTITY_RE = re.compile(r"&([a-z#][a-z0-9]{1,31});", re.IGNORECASE)
+
+
+def _decode_entities(made: list[Token]) -> None:
+    """Entities in an autolink ``<https://x?a=1&amp;b=2>`` decoded, as GitHub does
+    (backslash escapes are not: there they are part of the URL)."""
+    for token in made:
+        href = token.attrs.get("href") if token.type == "link_open" else None
+        if isinstance(href, str) and "&" in href:
+            token.attrs["href"] = _ENTITY_RE.sub(
+                lambda match: replaceEntityPattern(match.group(), match.group(1)), href
+            )
+
+
 def _placed(rule: _InlineRule, name: str) -> _InlineRule:
     """The rule, with each token it makes remembering the position the rule started at.
 
@@ -123,6 +137,8 @@ def _placed(rule: _InlineRule, name: str) -> _InlineRule:
                 token.meta.setdefault("pos", start)
             if bracket_offset is not None:
                 _mark_link(state, start, start + bracket_offset, made)
+            elif name == "autolink":
+                _decode_entities(made)
         return True
 
     return placed

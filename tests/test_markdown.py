@@ -144,6 +144,17 @@ def test_destinations_are_kept_as_written_and_empty_ones_dropped() -> None:
     ]
 
 
+def test_entities_in_autolinks_are_decoded_as_github_does() -> None:
+    doc = r"""<https://x.example/?a=1&amp;b=2&#x41;&copy=3&nosuch;> <https://y.example/a\_b>
+Bare https://z.example/?a=1&amp;b=2 stays as written.
+"""
+    assert pairs(doc) == [
+        ("https://x.example/?a=1&b=2A&copy=3&nosuch;", 1),
+        ("https://y.example/a\\_b", 1),
+        ("https://z.example/?a=1&amp;b=2", 2),
+    ]
+
+
 def test_bare_urls_count_as_github_links_them() -> None:
     doc = """\
 Plain https://a.example/path, and (https://b.example/x_(y)).
