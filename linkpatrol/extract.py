@@ -74,7 +74,12 @@ _LINK_ATTRS: dict[str, tuple[str, ...]] = {
     "q": ("cite",),
     "del": ("cite",),
     "ins": ("cite",),
+    "image": ("href",),  # SVG's
+    "use": ("href",),
 }
+_SERVER_HINTS = frozenset({"preconnect", "dns-prefetch"})
+# SVG elements that still take the XLink spelling of href when it is absent.
+_XLINK_TAGS = frozenset({"a", "image", "use"})
 _OTHER_TAGS = frozenset({"input", "meta", "style", "base", "title"})
 
 _BOMS = (
@@ -82,14 +87,30 @@ _BOMS = (
     (b"\xfe\xff", "utf-16-be"),
     (b"\xff\xfe", "utf-16-le"),
 )
-# WHATWG Encoding: these labels all mean windows-1252 on the web.
-_WHATWG_RENAMES = {"iso8859-1": "cp1252", "ascii": "cp1252", "utf-8-sig": "utf-8"}
+# WHATWG Encoding: on the web these labels mean the supersets browsers decode them as.
+_WHATWG_RENAMES = {
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "utf-8-sig": "utf-8",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gbk",
+    "euc_kr": "cp949",
+    "shift_jis": "cp932",
+    "big5": "big5hkscs",
+}
 _UNUSABLE_CODECS = frozenset(
     {"idna", "punycode", "unicode-escape", "raw-unicode-escape", "undefined", "utf-7"}
 )
+_META_RE = re.compile(rb"<meta(?=[ \t\n\r\f/])(" + _TAG_REST + rb")", re.IGNORECASE)
+_ATTRIBUTE_RE = re.compile(
+    rb"""([^ \t\n\r\f/>][^ \t\n\r\f/>=]*+)"""
+    rb"""(?:[ \t\n\r\f]*+=[ \t\n\r\f]*+(?:"([^"]*+)"|'([^']*+)'|([^ \t\n\r\f>]*+)))?"""
+)
 # Possessive quantifiers where white space meets white space: no input makes these backtrack.
-_META_CHARSET_RE = re.compile(
-    rb"""<meta\b[^>]*?charset[ \t\n\r\f]*+=[ \t\n\r\f]*+["']?+[ \t\n\r\f]*+([A-Za-z0-9_.:\-]+)""",
+_CONTENT_CHARSET_RE = re.compile(
+    rb"""charset[ \t\n\r\f]*+=[ \t\n\r\f]*+(?:"([^"]*+)"|'([^']*+)'|(?!["'])([^ \t\n\r\f;]*+))""",
     re.IGNORECASE,
 )
 _HTML_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
@@ -142,10 +163,22 @@ def _bom(body: bytes) -> tuple[str, int] | None:
 
 
 def _meta_charset(head: bytes) -> str | None:
+    """The charset of the first <meta> that declares one Python can use, as browsers read it:
+    its charset attribute, else the charset in its content if its http-equiv is Content-Type.
+    """
     if b"<!--" in head:
         head = _HTML_COMMENT_RE.sub(b"", head)
-    for match in _META_CHARSET_RE.finditer(head):
-        name = _codec_name(match.group(1).decode("ascii"), True)
+    for meta in _META_RE.finditer(head):
+        attributes: dict[bytes, bytes] = {}
+        for match in _ATTRIBUTE_RE.finditer(meta.group(1)):
+            value = next((group for group in match.groups()[1:] if group is not None), b"")
+            attributes.setdefault(match.group(1).lower(), value)
+        label = attributes.get(b"charset")
+        if label is None and attributes.get(b"http-equiv", b"").lower() == b"content-type":
+            declared = _CONTENT_CHARSET_RE.search(attributes.get(b"content", b""))
+            if declared is not None:
+                label = next(group for group in declared.groups() if group is not None)
+        name = _codec_name(label.decode("ascii", "replace"), True) if label else None
         if name is not None:
             return name
     return None
@@ -264,13 +297,16 @@ class _Locator:
     for the tag itself.
     """
 
-    __slots__ = ("_data", "_line", "_low", "_pos")
+    __slots__ = ("_data", "_line", "_low", "_pos", "_to_the_end")
 
     def __init__(self, data: bytes, low: bytes) -> None:
         self._data = data
         self._low = low
         self._pos = 0
         self._line = 1
+        # Past libxml2's cap a tag is told by its value, searched for up to the end of the
+        # document until one search fails; from then on, among the next 64 tags of its name.
+        self._to_the_end = True
 
     def locate(self, tag: str, reported: int | None, value: str | None) -> tuple[int, int]:
         """(line of '<tag', line of the '>' that ends the start tag)."""
@@ -302,7 +338,8 @@ class _Locator:
         tries = 0
         match = skipper.match(low, pos)
         found = match.end() if match is not None else size
-        while found < size and tries < 64:
+        unbounded = not capped or self._to_the_end
+        while found < size and (unbounded or tries < 64):
             tries += 1
             line += low.count(b"\n", pos, found)
             pos = found
@@ -323,9 +360,13 @@ class _Locator:
             if hit:
                 self._pos, self._line = after, after_line
                 return line, end_line
+            if not capped and end_line < (reported or 0):
+                # It ends before the tag sought: so does all up to it.
+                self._pos, self._line = after, after_line
             match = skipper.match(low, after)
             found = match.end() if match is not None else size
         if reported is None or capped:
+            self._to_the_end = False
             fallback = max(self._line, reported or 1)
             return fallback, fallback
         return reported, reported
@@ -453,6 +494,13 @@ def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tu
     return found
 
 
+def _names_a_server(element: etree._Element) -> bool:
+    """Whether a <link> only asks to get a connection ready: its href is a server, which
+    need not answer anything at its root (https://fonts.gstatic.com answers 404)."""
+    kinds = frozenset((element.get("rel") or "").lower().split())
+    return bool(kinds) and kinds <= _SERVER_HINTS
+
+
 def _special_links(element: etree._Element, tag: str) -> list[tuple[str, str]]:
     """Links of elements whose attributes count only in some cases."""
     if tag == "input":
@@ -555,7 +603,12 @@ def _extract(body: bytes, encoding: str) -> Page:
                 name = element.get("name")
                 if name:
                     anchors.add(name)
-            collector.add(element, tag, _attribute_links(element, names), style)
+            elif tag == "link" and _names_a_server(element):
+                names = ()
+            found = _attribute_links(element, names)
+            if not found and tag in _XLINK_TAGS and element.get("href") is None:
+                found = _attribute_links(element, ("xlink:href",))
+            collector.add(element, tag, found, style)
         elif tag in _OTHER_TAGS:
             if tag == "title" or tag == "base":
                 collector.head_element(element, tag)

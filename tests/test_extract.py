@@ -168,6 +168,37 @@ body { background: url(/bg.png); }
     ]
 
 
+def test_connection_hints_are_not_links() -> None:
+    body = b"""<head>
+<link href="https://fonts.gstatic.com" rel="preconnect" crossorigin>
+<link rel="DNS-Prefetch preconnect" href="//cdn.example.org">
+<link rel="preload" href="/font.woff2" as="font">
+<link rel="preconnect stylesheet" href="/odd.css">
+</head>"""
+    assert triples(extract_html(body)) == [
+        ("/font.woff2", 4, "link", "href"),
+        ("/odd.css", 5, "link", "href"),
+    ]
+
+
+def test_svg_links_in_either_spelling() -> None:
+    body = b"""<svg xmlns:xlink="http://www.w3.org/1999/xlink">
+<a xlink:href="/old-style?a=1&amp;b=2"><text>x</text></a>
+<a href="/new-style" xlink:href="/ignored"><text>y</text></a>
+<image
+  xlink:href="/diagram.png"/><image href="/photo.jpg"/>
+<use href="#icon"/><use xlink:href="/sprite.svg#search"/>
+</svg>"""
+    assert triples(extract_html(body)) == [
+        ("/old-style?a=1&b=2", 2, "a", "xlink:href"),
+        ("/new-style", 3, "a", "href"),
+        ("/diagram.png", 4, "image", "xlink:href"),
+        ("/photo.jpg", 5, "image", "href"),
+        ("#icon", 6, "use", "href"),
+        ("/sprite.svg#search", 6, "use", "xlink:href"),
+    ]
+
+
 def test_css_urls() -> None:
     css = (
         'a { b: url(x.png) }\n\n@import "y.css";\n'
@@ -226,11 +257,16 @@ def test_missing_title_and_base() -> None:
         (b"<p>", "iso-8859-1", "cp1252"),
         (b"<p>", "US-ASCII", "cp1252"),
         (b"<p>", "latin1", "cp1252"),
-        (b"<p>", "Shift_JIS", "shift_jis"),
+        (b"<p>", "Shift_JIS", "cp932"),
         (b'<meta charset="koi8-r"><p>', "no-such-charset", "koi8-r"),
         (b"<meta charset=windows-1251>", None, "cp1251"),
         (b'<meta http-equiv="Content-Type" content="text/html; charset=EUC-JP">', None, "euc_jp"),
         (b'<!-- <meta charset="koi8-r"> --><meta charset="iso-8859-7">', None, "iso8859-7"),
+        (b'<meta name="description" content="Set charset=koi8-r in Apache">', None, "utf-8"),
+        (b'<meta content="text/html; charset=koi8-r">', None, "utf-8"),
+        (b'<meta charset="bogus"><meta charset="koi8-r">', None, "koi8-r"),
+        (b"<META CONTENT=\"text/html;charset='koi8-r'\" HTTP-EQUIV=content-type>", None, "koi8-r"),
+        (b'<meta http-equiv=content-type content="charset=euc-jp" charset=koi8-r>', None, "koi8-r"),
         (b'<meta charset="utf-16">', None, "utf-8"),
         (b'<meta charset="base64">', None, "utf-8"),
         (b" " * 5000 + b'<meta charset="koi8-r">', None, "utf-8"),
@@ -260,6 +296,23 @@ def test_latin1_page_with_accented_url() -> None:
     page = extract_html(body)
     assert page.encoding == "cp1252"
     assert triples(page) == [("/caf\u00e9.html", 2, "a", "href")]
+
+
+@pytest.mark.parametrize(
+    ("charset", "written", "url"),
+    [
+        ("Shift_JIS", b"/\x87\x40\x81\x60", "/\u2460\uff5e"),
+        ("gb2312", b"/\x81\x40", "/\u4e02"),
+        ("EUC-KR", b"/\x81\x41", "/\uac02"),
+        ("ISO-8859-9", b"/\x80", "/\u20ac"),
+        ("TIS-620", b"/\x80", "/\u20ac"),
+    ],
+)
+def test_legacy_charsets_decoded_as_browsers_do(charset: str, written: bytes, url: str) -> None:
+    body = b'<a href="' + written + b'">x</a>'
+    assert extract_html(body, charset).links[0].url == url
+    declared = b'<meta charset="' + charset.encode() + b'">\n' + body
+    assert triples(extract_html(declared)) == [(url, 2, "a", "href")]
 
 
 def test_header_charset_wins_over_meta() -> None:
@@ -318,6 +371,21 @@ def test_lines_beyond_libxml2_limit() -> None:
         ("/late.png", 70_000, "img", "src"),
         ("/late-css.png", 70_003, "style", "css"),
         ("/late-style.png", 70_004, "div", "style"),
+    ]
+
+
+@pytest.mark.parametrize("filler", [0, 70_000])
+def test_wrapped_tag_after_many_tags_of_its_name_without_links(filler: int) -> None:
+    body = (
+        "<p>x</p>\n" * filler
+        + "<div>x</div>\n" * 100
+        + '<div\nstyle="background:url(/x.png)">\n'
+        + "<a name=n>x</a>\n" * 70
+        + "<a\nhref=/y>y</a>"
+    )
+    assert triples(extract_html(body.encode())) == [
+        ("/x.png", filler + 101, "div", "style"),
+        ("/y", filler + 173, "a", "href"),
     ]
 
 
