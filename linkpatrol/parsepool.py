@@ -130,8 +130,8 @@ class LinkDecider:
         bases = self._bases(base)
         for link in page.links:
             raw, hashed, fragment = link.url.partition("#")
-            if not raw.strip(HTML_SPACE):  # "#top": within this page; its anchors say
-                itself = self.decide(url, url) if fragment else None
+            if not raw.strip(HTML_SPACE):  # "#top": within the page the base names (this one)
+                itself = self.decide(base, url) if fragment else None
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue

@@ -103,3 +103,40 @@ def test_anchors_answer_from_the_memory_when_pages_are_unchanged(
     )
     code, fixed = run.check_json(site.url("/"), "--check-anchors")
     assert [u["url"] for u in fixed["urls"] if u["reportable"]] == [site.url("/#nolocal")]
+
+
+def test_a_bare_fragment_points_into_the_page_a_base_href_names(run: Runner, serve) -> None:
+    """'#x' resolves against <base href> as browsers resolve it: with a base elsewhere it
+    leads to that page, whose anchors are the ones that count."""
+    site = serve(
+        {
+            "/": Page('<html><body><a href="/docs/page.html">docs</a></body></html>'),
+            "/docs/page.html": Page(
+                "\n".join(
+                    [
+                        '<html><head><base href="/other/"></head><body id="own">',
+                        '<a href="#intro">the base page has it</a>',
+                        '<a href="#own">only this page has it</a>',
+                        "</body></html>",
+                    ]
+                )
+            ),
+            "/other/": Page('<html><body><h1 id="intro">x</h1></body></html>'),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"), "--check-anchors")
+
+    assert code == 1
+    urls = by_url(report)
+    broken = {u["url"] for u in report["urls"] if u["reportable"]}
+    assert broken == {site.url("/other/#own")}
+    missing = urls[site.url("/other/#own")]
+    assert missing["error"] == "missing anchor"
+    assert [(r["url"], r["line"]) for r in missing["referrers"]] == [
+        (site.url("/docs/page.html"), 3)
+    ]
+    assert [(r["url"], r["line"]) for r in urls[site.url("/other/")]["referrers"]] == [
+        (site.url("/docs/page.html"), 2),
+        (site.url("/docs/page.html"), 3),
+    ]
