@@ -11,6 +11,7 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass
+from encodings.idna import ToASCII, nameprep
 from urllib.parse import unquote_to_bytes, urljoin
 
 __all__ = [
@@ -39,6 +40,8 @@ _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _AUTHORITY_END_RE = re.compile(r"[/\\?]")
 _BAD_HOST_RE = re.compile(r"[\x00-\x20\x7f\"#%/:<>?@\[\\\]^`{|}]")
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
+_IDNA_DOTS = re.compile("[.\u3002\uff0e\uff61]")
+_DEVIATIONS = re.compile("([\u00df\u03c2])")
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _RESERVED = "!$&'()*+,;=:@/?[]"
@@ -128,7 +131,37 @@ def _normalize_ipv6(host: str) -> str:
         address = ipaddress.IPv6Address(inner)
     except ValueError:
         raise BadURL("invalid IPv6 address") from None
+    if address.ipv4_mapped is not None:
+        # in hex, as browsers write it; Python 3.13 writes '::ffff:1.2.3.4'
+        low = int(address) & 0xFFFFFFFF
+        return f"[::ffff:{low >> 16:x}:{low & 0xFFFF:x}]"
     return f"[{address.compressed}]"
+
+
+def _idna_label(label: str) -> str:
+    if _DEVIATIONS.search(label) is None:
+        return ToASCII(label).decode("ascii") if label else ""
+    parts = _DEVIATIONS.split(label)  # the letters kept are at the odd places
+    parts[::2] = [nameprep(part) for part in parts[::2]]
+    ascii_label = "xn--" + "".join(parts).encode("punycode").decode("ascii")
+    if len(ascii_label) > 63:
+        raise UnicodeError("label too long")
+    return ascii_label
+
+
+def _idna(host: str) -> str:
+    """Punycode of a non-ASCII host name, keeping 'ß' and 'ς' as browsers do.
+
+    IDNA 2003 (Python's codec) maps them to 'ss' and 'σ', so 'straße.de' would name
+    'strasse.de', another domain; UTS #46 non-transitional processing, which browsers
+    follow, encodes them.
+    """
+    if _DEVIATIONS.search(host) is None:
+        return host.encode("idna").decode("ascii")
+    labels = _IDNA_DOTS.split(host)
+    if "" in labels[:-1]:
+        raise UnicodeError("empty label")
+    return ".".join(map(_idna_label, labels))
 
 
 def _normalize_host(host: str) -> str:
@@ -144,7 +177,7 @@ def _normalize_host(host: str) -> str:
         raise BadURL("empty host")
     if not host.isascii():
         try:
-            host = host.encode("idna").decode("ascii")
+            host = _idna(host)
         except UnicodeError:
             raise BadURL("invalid host") from None
         host = host.rstrip(".")

@@ -111,9 +111,40 @@ def test_idn_hosts(raw: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
+        ("http://straße.de/", "http://xn--strae-oqa.de/"),
+        ("http://STRAßE.DE./x", "http://xn--strae-oqa.de/x"),
+        ("http://stra%C3%9Fe.de/", "http://xn--strae-oqa.de/"),
+        ("http://straße.münchen.de/", "http://xn--strae-oqa.xn--mnchen-3ya.de/"),
+        ("http://faß.de。/", "http://xn--fa-hia.de/"),
+        ("http://ςοφία.gr/", "http://xn--kxae4blv.gr/"),
+        ("http://ΣΟΦΊΑς.gr/", "http://xn--kxae4bobt.gr/"),
+        # the capital sharp s is mapped to "ss", as browsers map it
+        ("http://STRAẞE.de/", "http://strasse.de/"),
+        ("http://ΣΟΦΊΑ.gr/", "http://xn--kxae4bpq.gr/"),
+    ],
+)
+def test_idn_sharp_s_and_final_sigma_name_their_own_domain(raw: str, expected: str) -> None:
+    """'straße.de' and 'strasse.de' are two domains; browsers go to xn--strae-oqa.de."""
+    assert canonical(raw) == expected
+    assert canonical(expected) == expected
+
+
+def test_idn_with_sharp_s_and_an_empty_label_is_invalid() -> None:
+    with pytest.raises(BadURL, match="invalid host"):
+        canonical("http://a..straße.de/")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
         ("http://[::1]/", "http://[::1]/"),
         ("http://[2001:DB8::A]:8080/x", "http://[2001:db8::a]:8080/x"),
         ("http://[2001:db8:0:0:0:0:0:1]:80/", "http://[2001:db8::1]/"),
+        # one form on every Python: 3.13's ipaddress writes '::ffff:1.2.3.4'
+        ("http://[::ffff:1.2.3.4]/", "http://[::ffff:102:304]/"),
+        ("http://[::FFFF:102:304]/", "http://[::ffff:102:304]/"),
+        ("http://[0:0:0:0:0:ffff:0.0.0.0]/", "http://[::ffff:0:0]/"),
+        ("http://[::ffff:7f00:1]:8080/", "http://[::ffff:7f00:1]:8080/"),
     ],
 )
 def test_ipv6_hosts(raw: str, expected: str) -> None:
