@@ -7,6 +7,7 @@ and its URLs share the connection error), or *skipped* (``--no-robots``).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -14,13 +15,19 @@ from protego import Protego
 
 from linkpatrol.fetch import Fetcher
 from linkpatrol.store import SiteRecord
-from linkpatrol.urls import BadURL, canonical
+from linkpatrol.urls import BadURL, canonical, is_http, scheme
 
 ROBOTS_MAX_AGE = 86400.0
 ROBOTS_MAX_BYTES = 500 * 1024
 ROBOTS_MAX_REDIRECTS = 5
 MAX_CRAWL_DELAY = 60.0
 AGENT = "linkpatrol"
+
+# the field, then the product token (RFC 9309: letters, '_' and '-'), then the rest
+_USER_AGENT_LINE = re.compile(
+    r"^([ \t]*user[- ]?agent(?:[ \t]*:[ \t]*|[ \t]+))([A-Za-z_-]*)[^#\r\n]*",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +60,29 @@ class Robots:
         return "disallowed by robots.txt"
 
 
+def _product_token(line: re.Match[str]) -> str:
+    token = line[2]
+    if not token:
+        return line[0]
+    if token.lower() != AGENT and AGENT.startswith(token.lower()):
+        token += "/"  # matches no agent whose name it merely begins
+    return line[1] + token
+
+
+def _by_product_token(body: str) -> str:
+    """User-agent lines as RFC 9309 matches them: by the product token alone, whole.
+
+    'User-agent: linkpatrol/1.0' names this robot; 'User-agent: link' does not, though
+    Protego would take either the other way.
+    """
+    return _USER_AGENT_LINE.sub(_product_token, body)
+
+
 def robots_from_record(record: SiteRecord) -> Robots:
     parser = None
     if record.state == "handled" and record.body is not None:
         try:
-            parser = Protego.parse(record.body)
+            parser = Protego.parse(_by_product_token(record.body))
         except Exception:
             parser = Protego.parse("")
     return Robots(record, parser)
@@ -72,6 +97,15 @@ def is_fresh(record: SiteRecord, now: float) -> bool:
     if record.state in ("error", "unreachable"):
         return False
     return now - record.fetched_at < ROBOTS_MAX_AGE
+
+
+def _robots_text(body: bytes, truncated: bool) -> str:
+    """The text of a robots.txt body: without a byte order mark, and when the size limit
+    cut it, without its last line, which would be another rule than the one written."""
+    body = body[:ROBOTS_MAX_BYTES]
+    if truncated:
+        body = body[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
+    return body.decode("utf-8-sig", "replace")
 
 
 async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, int]:
@@ -95,10 +129,14 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
             try:
                 url = canonical(response.location, url)
             except BadURL:
-                break
+                url = ""
+            if not is_http(url):  # cannot be followed: as if there were none (RFC 9309)
+                target = f"a {scheme(url)}: URL" if url else "an invalid URL"
+                error = f"robots.txt redirected to {target}"
+                return SiteRecord(site_origin, "missing", status, None, now, error), requests
             continue
         if 200 <= status < 300:
-            body = (response.body or b"")[:ROBOTS_MAX_BYTES].decode("utf-8", "replace")
+            body = _robots_text(response.body or b"", response.truncated)
             return SiteRecord(site_origin, "handled", status, body, now), requests
         if 400 <= status < 500:
             return SiteRecord(site_origin, "missing", status, None, now), requests

@@ -303,3 +303,122 @@ def test_redirected_robots_txt_is_followed(run: Runner, serve) -> None:
     assert urls[site.url("/shown")]["state"] == "ok"
     assert log[:2] == ["/robots.txt", "/real-robots.txt"]
     assert "/hidden" not in log
+
+
+def test_robots_txt_starting_with_a_byte_order_mark_is_obeyed(run: Runner, serve) -> None:
+    """Editors on Windows save robots.txt with a UTF-8 BOM; its first group still counts."""
+    site = serve(
+        {
+            "/robots.txt": Page(
+                b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private/\r\n", content_type="text/plain"
+            ),
+            "/": Page(html('<a href="/private/plans">plans</a>', '<a href="/public">public</a>')),
+            "/private/plans": Page("secret"),
+            "/public": Page("fine"),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0
+    urls = by_url(report)
+    assert urls[site.url("/private/plans")]["state"] == "disallowed"
+    assert urls[site.url("/public")]["state"] == "ok"
+    assert site.counts()["/private/plans"] == 0
+
+
+def test_robots_txt_redirected_away_from_http_counts_as_missing(run: Runner, serve) -> None:
+    """A redirect to a non-HTTP URL cannot be followed: as if there were no robots.txt
+    (RFC 9309, 2.3.1.2), never a local file read or the whole host judged broken."""
+    for target in ("file:///etc/hostname", "data:text/plain,User-agent:%20*%0ADisallow:%20/"):
+        site = serve(
+            {
+                "/robots.txt": Page("", status=302, headers={"Location": target}),
+                "/": Page(html('<a href="/a">a</a>')),
+                "/a": Page("fine"),
+            }
+        )
+
+        code, report = run.check_json(site.url("/"), "--db", ":memory:")
+
+        assert code == 0, target
+        urls = by_url(report)
+        assert urls[site.url("/")]["state"] == "ok", target
+        assert urls[site.url("/a")]["state"] == "ok", target
+        assert site.counts()["/a"] == 1, target
+
+
+def test_robots_txt_cut_at_the_size_limit_loses_its_partial_last_line(run: Runner, serve) -> None:
+    """A rule cut in half by the 500 KiB limit would be another rule: 'Allow: /private/pr'
+    of 'Allow: /private/press/' would open /private/prices too."""
+    limit = 500 * 1024
+    head = "User-agent: *\nDisallow: /private/\n"
+    kept = "Allow: /private/pr"  # all of the last rule the limit leaves
+    body = head + "#" * (limit - len(kept) - len(head) - 1) + "\n" + "Allow: /private/press/\n"
+    assert body[:limit].endswith("\n" + kept)
+    site = serve(
+        {
+            "/robots.txt": Page(body, content_type="text/plain"),
+            "/": Page(html('<a href="/private/prices">prices</a>', '<a href="/ok">ok</a>')),
+            "/private/prices": Page("secret"),
+            "/ok": Page("fine"),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0
+    urls = by_url(report)
+    assert urls[site.url("/private/prices")]["state"] == "disallowed"
+    assert urls[site.url("/ok")]["state"] == "ok"
+    assert site.counts()["/private/prices"] == 0
+
+
+def test_groups_are_matched_by_the_whole_product_token(run: Runner, serve) -> None:
+    """'User-agent: LinkPatrol/0.1' (copied from a server log) names linkpatrol;
+    'User-agent: Link' names another robot, whose name linkpatrol's merely begins with."""
+    versioned = serve(
+        {
+            "/robots.txt": robots(
+                "User-agent: *",
+                "Disallow:",
+                "",
+                "User-agent: LinkPatrol/0.1 (+https://example.org/bot)",
+                "Disallow: /private/",
+            ),
+            "/private/x": Page("secret"),
+            "/public": Page("fine"),
+        }
+    )
+    prefix = serve(
+        {
+            "/robots.txt": robots(
+                "User-agent: *", "Disallow: /private/", "", "User-agent: Link", "Disallow: /"
+            ),
+            "/private/x": Page("secret"),
+            "/public": Page("fine"),
+        }
+    )
+    site = serve(
+        {
+            "/robots.txt": Page("", status=404),
+            "/": Page(
+                html(
+                    *(
+                        f'<a href="{host.url(path)}">{path}</a>'
+                        for host in (versioned, prefix)
+                        for path in ("/private/x", "/public")
+                    )
+                )
+            ),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0
+    urls = by_url(report)
+    for host in (versioned, prefix):
+        assert urls[host.url("/private/x")]["state"] == "disallowed"
+        assert urls[host.url("/public")]["state"] == "ok"
+        assert host.counts()["/private/x"] == 0
