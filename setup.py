@@ -13,7 +13,8 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-# the crawl's hot path: parsing and deciding links, fetching, the memory, the JSON report
+# the crawl's hot path: parsing and deciding links, the memory, the JSON report; a class
+# that a library instantiates as one of its own (psycopg's dumpers) stays out of these
 COMPILED = [
     "linkpatrol/extract.py",
     "linkpatrol/parsepool.py",

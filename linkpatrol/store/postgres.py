@@ -31,10 +31,10 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.types.string import StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from linkpatrol.model import StoreError
+from linkpatrol.store.pgtext import Text
 from linkpatrol.store.sql import SCHEMA_VERSION, Dialect, Session, SqlStore
 
 POSTGRES = Dialect(
@@ -71,15 +71,6 @@ def native(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
-class _Text(StrDumperUnknown):
-    """Text as PostgreSQL can hold it: a NUL character, which SQLite keeps, becomes U+FFFD."""
-
-    def dump(self, obj: str) -> Any:
-        if "\x00" in obj:
-            obj = obj.replace("\x00", "\ufffd")
-        return super().dump(obj)
-
-
 def _forget_holders() -> None:
     """In a forked child (a parse worker): let go of the crawl lock's socket, unused.
 
@@ -94,7 +85,7 @@ os.register_at_fork(after_in_child=_forget_holders)
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
-    conn.adapters.register_dumper(str, _Text)
+    conn.adapters.register_dumper(str, Text)
 
 
 class _PgSession:
