@@ -196,6 +196,51 @@ def test_links_keep_their_lines_and_referrers_come_in_one_order(store: Store) ->
 
 
 @pytest.mark.backends
+def test_a_page_of_many_links_keeps_every_one_in_its_order(db: str, store: Store) -> None:
+    # more links than one INSERT statement takes, the last statement a short one; links
+    # repeated, some without a line, some with a fragment
+    links = [
+        Discovered(
+            f"{H}/p{i % 450}",
+            None if i % 7 == 0 else i + 1,
+            Action.PARSE,
+            fragment=f"f{i}" if i % 5 == 0 else None,
+        )
+        for i in range(1033)
+    ]
+    info = store.begin_pass([f"{H}/"], T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    (task,) = claim_all(store, info.id)
+    store.complete(info.id, [replace(ok(task), links=links)], T0)
+
+    (stored,) = store.outlinks(info.id)
+    assert stored == (f"{H}/", [(link.url, link.line) for link in links])
+    assert store.pending(info.id) == 450  # each new URL queued once
+    order = "id" if is_postgres(db) else "rowid"
+    fragments = memory_rows(db, f"SELECT fragment FROM links ORDER BY {order}")
+    assert [row[0] for row in fragments] == [link.fragment for link in links]
+
+
+@pytest.mark.backends
+def test_a_batch_that_answers_a_url_twice_keeps_the_later_answer(store: Store) -> None:
+    info = store.begin_pass([f"{H}/"], T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    (task,) = claim_all(store, info.id)
+    store.complete(info.id, [ok(task, *[(f"{H}/p{i}", i) for i in range(40)])], T0)
+    tasks = claim_all(store, info.id)
+    assert len(tasks) == 40
+    broken = [ok(t, state=State.BROKEN, http_status=500, error="HTTP 500") for t in tasks]
+    # the first answer for tasks[3], the later for tasks[7]
+    first, later = ok(tasks[3], http_status=203), ok(tasks[7], http_status=203)
+    store.complete(info.id, [first, *broken, later], T0)
+
+    states = {r.url: (r.state, r.http_status) for r in store.pass_urls(info.id)}
+    assert states[tasks[3].url] == (State.BROKEN, 500)
+    assert states[tasks[7].url] == (State.OK, 203)
+    assert sum(state is State.BROKEN for state, _ in states.values()) == 39
+
+
+@pytest.mark.backends
 def test_an_unfinished_pass_resumes_with_its_leases_cleared(db: str, store: Store) -> None:
     start = [f"{H}/"]
     info = store.begin_pass(start, T0)

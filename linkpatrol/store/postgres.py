@@ -101,6 +101,9 @@ class _PgSession:
         with self._conn.cursor() as cursor:  # pipelined: one round trip, not one per row
             cursor.executemany(native(sql), rows)
 
+    def update_many(self, table: str, assignments: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.executemany(f"UPDATE {table} SET {assignments} WHERE id = ?", rows)
+
     def insert_many(
         self,
         table: str,

@@ -290,6 +290,12 @@ class Session(Protocol):
         """
         ...
 
+    def update_many(self, table: str, assignments: str, rows: Sequence[Sequence[Any]]) -> None:
+        """``UPDATE table SET assignments WHERE id = ?`` for each row: the row's values for
+        the assignments' ``?``, then its id; as many rows to a statement as the database
+        allows. Where an id repeats, each of its rows is applied in turn."""
+        ...
+
     def insert_id(self, sql: str, params: Sequence[Any]) -> int:
         """Run an INSERT of one row into a table with a serial ``id``; that new id."""
         ...
@@ -877,13 +883,12 @@ class SqlStore(ABC):
                     if origins is not None:
                         origins.add(origin)
                 seen += 1
-            s.executemany(
-                "UPDATE urls SET seen_pass = ?, action = ?, referrer_id = ? WHERE id = ?", marked
-            )
+            s.update_many("urls", "seen_pass = ?, action = ?, referrer_id = ?", marked)
             if settled:
-                s.executemany(
-                    "UPDATE urls SET state = ?, error = ?, http_status = NULL, "
-                    "last_checked = coalesce(?, last_checked), done_pass = ? WHERE id = ?",
+                s.update_many(
+                    "urls",
+                    "state = ?, error = ?, http_status = NULL, "
+                    "last_checked = coalesce(?, last_checked), done_pass = ?",
                     settled,
                 )
             if queued:
@@ -1008,15 +1013,16 @@ class SqlStore(ABC):
                         (o.url_id, ids[f.url], f.line, f.fragment) for f in o.links or ()
                     )
             if updates:
-                s.executemany(
-                    "UPDATE urls SET action = ?, state = ?, http_status = ?, error = ?, "
+                s.update_many(
+                    "urls",
+                    "action = ?, state = ?, http_status = ?, error = ?, "
                     "content_type = ?, base_url = CASE WHEN ? THEN base_url ELSE ? END, "
                     "redirect_to = ?, "
                     "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
                     "last_checked = coalesce(?, last_checked), last_good = ?, "
                     "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
                     "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms), "
-                    "anchors = coalesce(?, anchors) WHERE id = ?",
+                    "anchors = coalesce(?, anchors)",
                     updates,
                 )
             if dropped:

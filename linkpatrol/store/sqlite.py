@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,17 +58,56 @@ def _forget_locks() -> None:
 os.register_at_fork(after_in_child=_forget_locks)
 
 
+STATEMENTS_KEPT = 512  # compiled statements the connection keeps: a batch's few sizes stay
+# rows of one INSERT or UPDATE (fewer where SQLite takes fewer variables): see _batches
+ROWS_PER_STATEMENT = 128
+
+
+def _spans(count: int, most: int) -> Iterator[int]:
+    """The sizes of the statements that write ``count`` rows: as many of ``most`` as fit,
+    then the rest in powers of two, so that a few statement texts, each compiled once,
+    serve batches of any size."""
+    size = most
+    while count:
+        while size > count:
+            size //= 2
+        yield size
+        count -= size
+
+
 class _SqliteSession:
-    """The shared SQL's view of the one connection: SQLite speaks its ``?`` natively."""
+    """The shared SQL's view of the one connection: SQLite speaks its ``?`` natively.
+
+    Many rows are written many to a statement: executemany steps a statement per row, and
+    the sqlite3 module lets go of the interpreter lock around each step. That took twice
+    the work, and, with the crawl's thread busy, a wait for the lock after every row.
+    """
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self._variables = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._db.execute(sql, params)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self._db.executemany(sql, rows)
+
+    def _batches(
+        self, statement: Callable[[str], str], width: int, rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """``statement(values)`` for a ``VALUES`` list of rows of ``width`` values each, run
+        over all the rows, in their order."""
+        row = f"({', '.join('?' * width)})"
+        most = 1
+        while most * 2 <= min(ROWS_PER_STATEMENT, self._variables // width):
+            most *= 2
+        start = 0
+        for size in _spans(len(rows), most):
+            chunk = rows[start : start + size]
+            start += size
+            sql = statement(f"VALUES{','.join([row] * size)}")
+            self._db.execute(sql, list(itertools.chain.from_iterable(chunk)))
 
     def insert_many(
         self,
@@ -77,8 +117,27 @@ class _SqliteSession:
         tail: str = "",
     ) -> None:
         names = ", ".join(name for name, _ in columns)
-        marks = ", ".join("?" * len(columns))
-        self._db.executemany(f"INSERT INTO {table}({names}) VALUES({marks}) {tail}", rows)
+        self._batches(
+            lambda values: f"INSERT INTO {table}({names}) {values} {tail}", len(columns), rows
+        )
+
+    def update_many(self, table: str, assignments: str, rows: Sequence[Sequence[Any]]) -> None:
+        """The rows joined to the table by id, as many to a statement as for an INSERT;
+        where an id repeats, a row at a time (a join would apply only one of its rows)."""
+        width = assignments.count("?") + 1
+        if len({row[-1] for row in rows}) < len(rows):
+            self._db.executemany(f"UPDATE {table} SET {assignments} WHERE id = ?", rows)
+            return
+        parts = assignments.split("?")
+        merged = "".join(f"{part}v.column{i}" for i, part in enumerate(parts[:-1], 1))
+        self._batches(
+            lambda values: (
+                f"UPDATE {table} SET {merged}{parts[-1]} FROM ({values}) AS v "
+                f"WHERE {table}.id = v.column{width}"
+            ),
+            width,
+            rows,
+        )
 
     def insert_id(self, sql: str, params: Sequence[Any]) -> int:
         return self._db.execute(sql, params).lastrowid or 0
@@ -105,7 +164,11 @@ class SqliteStore(SqlStore):
             raise StoreError(f"{path}: no such database (run 'linkpatrol check' first)")
         try:
             self._db = sqlite3.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=10.0
+                path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=10.0,
+                cached_statements=STATEMENTS_KEPT,
             )
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: cannot open database: {exc}") from None
