@@ -13,10 +13,16 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-# the crawl's hot path: parsing and deciding links, the memory, the JSON report; a class
-# that a library instantiates as one of its own (psycopg's dumpers) stays out of these
+# the crawl's hot path: the crawl loop and its requests, parsing and deciding links, the
+# memory, the JSON report. A class that a library instantiates as one of its own (psycopg's
+# dumpers) stays out of these. In them, an attribute that a call may change is read again
+# through a method, not directly: the compiled code trusts the type checker's narrowing
+# (which holds across calls) and fails at run time where the call changed it.
 COMPILED = [
+    "linkpatrol/crawl.py",
+    "linkpatrol/curlfetch.py",
     "linkpatrol/extract.py",
+    "linkpatrol/fetch.py",
     "linkpatrol/parsepool.py",
     "linkpatrol/policy.py",
     "linkpatrol/report/__init__.py",
@@ -54,7 +60,7 @@ def extensions() -> list[object]:
         return []
     try:
         return list(mypycify(COMPILED, opt_level="3"))
-    except Exception as exc:  # mypyc could not translate the modules
+    except (Exception, SystemExit) as exc:  # mypyc could not translate them (it may exit)
         print(f"linkpatrol: not compiled ({exc}); installing plain Python", file=sys.stderr)
         return []
 

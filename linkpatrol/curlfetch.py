@@ -465,9 +465,15 @@ class CurlFetcher(Fetcher):
         with contextlib.suppress(pycurl.error):
             multi.socket_action(pycurl.SOCKET_TIMEOUT, 0)
         self._collect()
-        if self._timer is None and self._transfers:
+        if not self._timer_set() and self._transfers:
             # woken early, libcurl keeps its own time and does not say it again
             self._on_timer(multi.timeout())
+
+    def _timer_set(self) -> bool:
+        """Whether a timer is set: asked of a method, as libcurl's callbacks may have set
+        one since this caller cleared it (read directly, the type checker, and the
+        compiled code after it, would take it to be still clear)."""
+        return self._timer is not None
 
     def _collect(self) -> None:
         """Finished transfers out of the multi, their futures done."""
