@@ -63,6 +63,23 @@ def median_runs(results: Path, label: str) -> dict[str, dict]:
     return chosen
 
 
+def round_ratios(results: Path, label: str) -> dict[str, list[float]]:
+    """Per peer, linkpatrol's speed over the peer's in each round (a round runs every tool
+    once, in turn): a machine that drifts during the benchmark moves both sides of a round
+    alike, and the medians of each tool's own runs apart."""
+    speed: dict[tuple[str, int], float] = {}
+    for file in (results / label).glob("*.json"):
+        record = json.loads(file.read_text())
+        if record.get("urls_per_s"):
+            speed[record["tool"], record["rep"]] = record["urls_per_s"]
+    ratios: dict[str, list[float]] = {}
+    for (tool, rep), peer in sorted(speed.items()):
+        ours = speed.get(("linkpatrol", rep))
+        if tool != "linkpatrol" and ours:
+            ratios.setdefault(tool, []).append(ours / peer)
+    return ratios
+
+
 def access_log_size() -> int:
     try:
         return ACCESS_LOG.stat().st_size
@@ -171,7 +188,9 @@ def main() -> int:
         results,
         env=env,
     )
-    runs = median_runs(results, str(truth["counts"]["html_pages"]))
+    label = str(truth["counts"]["html_pages"])
+    runs = median_runs(results, label)
+    rounds = round_ratios(results, label)
     second = second_runs(kit, site_dir, truth["start_url"], max(1, args.reps))
 
     build = subprocess.run(
@@ -198,7 +217,14 @@ def main() -> int:
         lines += ["", "linkpatrol's speed (URLs/s) relative to each peer:", ""]
         for tool, r in sorted(runs.items()):
             if tool != "linkpatrol" and r.get("urls_per_s"):
-                lines.append(f"- {tool}: {ours['urls_per_s'] / r['urls_per_s']:.2f}x")
+                line = f"- {tool}: {ours['urls_per_s'] / r['urls_per_s']:.2f}x"
+                if len(rounds.get(tool, ())) > 1:
+                    each = sorted(rounds[tool])
+                    line += (
+                        f" (round by round {each[0]:.2f}x to {each[-1]:.2f}x, "
+                        f"median {statistics.median(each):.2f}x)"
+                    )
+                lines.append(line)
     lines += [
         "",
         "Second run over the same memory (nothing changed on the site):",
