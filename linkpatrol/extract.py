@@ -58,7 +58,7 @@ _RAW_TEXT_END_RE = {
 _LINK_ATTRS: dict[str, tuple[str, ...]] = {
     "a": ("href",),
     "area": ("href",),
-    "link": ("href",),
+    "link": ("href", "imagesrcset"),  # a preloaded image's candidates, as srcset
     "img": ("src", "srcset"),
     "script": ("src",),
     "iframe": ("src",),
@@ -122,6 +122,9 @@ _CSS_URL_RE = re.compile(
     r"""|@import[ \t\n\r\f]*(?:"([^"\n]*)"|'([^'\n]*)')""",
     re.IGNORECASE,
 )
+# image-set(): its strings are URLs too, but not those of the functions within (type())
+_IMAGE_SET_RE = re.compile(r"(?<![\w-])(?:-webkit-)?image-set\(", re.IGNORECASE)
+_IMAGE_SET_TOKEN_RE = re.compile(r""""([^"\n]*)"|'([^'\n]*)'|\(|\)|[^"'()]+""")
 _SRCSET_URL_RE = re.compile(r"[ \t\n\r\f,]*([^ \t\n\r\f]*)")
 _SRCSET_DESCRIPTORS_RE = re.compile(r"(?:[^,(]+|\([^)]*\)?)*,?")
 _REFRESH_RE = re.compile(
@@ -197,20 +200,52 @@ def sniff_encoding(body: bytes, header_charset: str | None) -> str:
 
 
 def css_urls(text: str, first_line: int = 1) -> list[tuple[str, int]]:
-    """URLs of url(...) and @import "..." in CSS, each with its line; text starts on first_line."""
+    """URLs of url(...), @import "..." and image-set("...") in CSS, each with its line; text
+    starts on first_line."""
     if "/*" in text:
         text = _CSS_COMMENT_RE.sub(lambda m: " " + "\n" * m.group().count("\n"), text)
+    places: list[tuple[int, str]] = []
+    for match in _CSS_URL_RE.finditer(text):
+        url = next((group for group in match.groups() if group is not None), "").strip(HTML_SPACE)
+        if url:
+            places.append((match.start(), url))
+    if "image-set(" in text.lower():
+        places.extend(_image_set_strings(text))
+        places.sort()
     found: list[tuple[str, int]] = []
     line = first_line
     counted = 0
-    for match in _CSS_URL_RE.finditer(text):
-        url = next((group for group in match.groups() if group is not None), "").strip(HTML_SPACE)
-        if not url:
-            continue
-        line += text.count("\n", counted, match.start())
-        counted = match.start()
+    for start, url in places:
+        line += text.count("\n", counted, start)
+        counted = start
         found.append((url, line))
     return found
+
+
+def _image_set_strings(text: str) -> list[tuple[int, str]]:
+    """(offset, URL) of the strings given straight to image-set() (url() is read as
+    anywhere else; a string within another function, as type("image/avif"), is no URL)."""
+    places: list[tuple[int, str]] = []
+    scanned = 0  # an image-set() within one already read (or one left open) is not read again
+    for opening in _IMAGE_SET_RE.finditer(text):
+        if opening.start() < scanned:
+            continue
+        depth = 1
+        scanned = len(text)
+        for token in _IMAGE_SET_TOKEN_RE.finditer(text, opening.end()):
+            scanned = token.end()
+            word = token.group()
+            if word == "(":
+                depth += 1
+            elif word == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1 and word[:1] in "\"'":
+                url = (token.group(1) or token.group(2) or "").strip(HTML_SPACE)
+                if url:
+                    places.append((token.start(), url))
+    return places
 
 
 def _srcset_urls(value: str) -> list[str]:
@@ -484,7 +519,7 @@ def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tu
         value = element.get(name)
         if value is None:
             continue
-        if name == "srcset":
+        if name == "srcset" or name == "imagesrcset":
             for url in _srcset_urls(value):
                 found.append((name, url))
             continue

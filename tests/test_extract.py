@@ -209,6 +209,36 @@ def test_css_urls() -> None:
     assert css_urls("/* unterminated url(a)") == []
 
 
+def test_css_image_set_strings_are_urls_but_not_their_types() -> None:
+    css = (
+        'a { background: image-set("a.avif" type("image/avif") 1x,\n'
+        "  'b.png' 2x, url(c.png) 3x); }\n"
+        'b { x: -webkit-IMAGE-SET("d.png" 1x) } c { y: myimage-set("no.png") }\n'
+        'd { z: image-set( "" 1x, "e (1).png" 2x) } /* image-set("no2.png") */'
+    )
+    assert css_urls(css) == [
+        ("a.avif", 1),
+        ("b.png", 2),
+        ("c.png", 2),
+        ("d.png", 3),
+        ("e (1).png", 4),
+    ]
+    # one left open reads to the end, once: thousands more openings cost no more
+    assert css_urls('x { a: image-set("a.png"' + " image-set(" * 20_000) == [("a.png", 1)]
+
+
+def test_a_preloaded_images_candidates_are_links() -> None:
+    body = (
+        b'<link rel="preload" as="image" href="/h.png"\n'
+        b' imagesrcset="/i1.png 1x, /i2.png 2x" imagesizes="50vw">'
+    )
+    assert triples(extract_html(body)) == [
+        ("/h.png", 1, "link", "href"),
+        ("/i1.png", 1, "link", "imagesrcset"),
+        ("/i2.png", 1, "link", "imagesrcset"),
+    ]
+
+
 def test_nothing_from_comments_scripts_or_templates() -> None:
     body = b"""<html><body>
 <!-- <a href="/comment"> -->
