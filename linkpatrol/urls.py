@@ -40,6 +40,7 @@ _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _AUTHORITY_END_RE = re.compile(r"[/\\?]")
 _BAD_HOST_RE = re.compile(r"[\x00-\x20\x7f\"#%/:<>?@\[\\\]^`{|}]")
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
+_NUMBER_ENDS = frozenset("0123456789abcdefx")  # what a host read as IPv4 may end in
 _IDNA_DOTS = re.compile("[.\u3002\uff0e\uff61]")
 _DEVIATIONS = re.compile("([\u00df\u03c2])")
 
@@ -186,7 +187,51 @@ def _normalize_host(host: str) -> str:
         raise BadURL("empty host")
     if _BAD_HOST_RE.search(host):
         raise BadURL("invalid host")
+    if host[-1] in _NUMBER_ENDS and _ends_in_a_number(host):
+        return _ipv4(host)
     return host
+
+
+def _ends_in_a_number(host: str) -> bool:
+    """Whether browsers read the host as an IPv4 address (WHATWG URL): its last label is
+    a number, decimal or 0x-hexadecimal (example.123 too, which then is no valid host)."""
+    last = host.rpartition(".")[2]
+    if last.isdigit():
+        return True
+    return _ipv4_number(last) is not None
+
+
+def _ipv4_number(part: str) -> int | None:
+    """A label of an IPv4 address, as browsers read it: 0x hexadecimal, 0 octal, else
+    decimal; None if it is none of them."""
+    radix = 10
+    if part[:2] in ("0x", "0X"):
+        part, radix = part[2:], 16
+    elif len(part) > 1 and part[0] == "0":
+        part, radix = part[1:], 8
+    if not part:
+        return 0 if radix != 10 else None
+    if not (part.isascii() and part.isalnum()):
+        return None
+    try:
+        return int(part, radix)
+    except ValueError:
+        return None
+
+
+def _ipv4(host: str) -> str:
+    """The dotted form of a host browsers read as an IPv4 address: 0x7f.1, 2130706433 and
+    0177.0.0.1 are all 127.0.0.1."""
+    numbers = [_ipv4_number(part) for part in host.split(".")]
+    if len(numbers) > 4 or None in numbers:
+        raise BadURL("invalid IPv4 address")
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        raise BadURL("invalid IPv4 address")
+    address = values[-1]
+    for i, n in enumerate(values[:-1]):
+        address += n << (8 * (3 - i))
+    return ".".join(str(address >> shift & 255) for shift in (24, 16, 8, 0))
 
 
 def _normalize_port(port: str | None, scheme_name: str) -> str:

@@ -217,7 +217,12 @@ segments = st.text(st.sampled_from(PATH_CHARS), max_size=6).filter(lambda s: s n
 def resources(draw: st.DrawFn) -> tuple[str, str]:
     """(a plain http(s) URL whose canonical form is known, another spelling of it)."""
     scheme_name = draw(st.sampled_from(["http", "https"]))
-    host_labels = draw(st.lists(st.one_of(labels, idn_labels), min_size=1, max_size=3))
+    # a last label that starts with a digit may be a number: the host an IPv4 address
+    host_labels = draw(
+        st.lists(st.one_of(labels, idn_labels), min_size=1, max_size=3).filter(
+            lambda labels: not labels[-1][:1].isdigit()
+        )
+    )
     port = draw(st.one_of(st.none(), st.integers(1, 65535)))
     path_segments = draw(st.lists(segments, max_size=5))
     query = draw(st.one_of(st.none(), st.text(st.sampled_from(QUERY_CHARS), max_size=10)))
@@ -362,7 +367,7 @@ def references(draw: st.DrawFn) -> str:
 @given(
     st.builds(
         lambda host, path, query: f"http://{host}/{'/'.join(path)}{query}",
-        labels,
+        labels.filter(lambda label: not label[:1].isdigit()),  # a name, not an IPv4 address
         st.lists(st.sampled_from(["a", "b", "c", "d;p", "", "e.f"]), max_size=5),
         st.sampled_from(["", "?q", "?q=1"]),
     ),

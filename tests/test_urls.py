@@ -154,6 +154,48 @@ def test_ipv6_hosts(raw: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
+        ("http://2130706433/", "http://127.0.0.1/"),
+        ("http://0x7f.1/x", "http://127.0.0.1/x"),
+        ("http://0177.0.0.1:8080/", "http://127.0.0.1:8080/"),
+        ("http://0X7F.0x0.0.0x1/", "http://127.0.0.1/"),
+        ("http://1.2.3.4./", "http://1.2.3.4/"),
+        ("http://4294967295/", "http://255.255.255.255/"),
+        ("http://0/", "http://0.0.0.0/"),
+        ("http://0x/", "http://0.0.0.0/"),
+        ("http://10.0x10.010/", "http://10.16.0.8/"),
+        # a last label that is no number: a name, whatever the others
+        ("http://cafe/", "http://cafe/"),
+        ("http://a.b1/", "http://a.b1/"),
+        ("http://abc.0xg/", "http://abc.0xg/"),
+        ("http://1.2.3.example/", "http://1.2.3.example/"),
+    ],
+)
+def test_hosts_read_as_ipv4_take_the_dotted_form(raw: str, expected: str) -> None:
+    """As browsers read them (WHATWG URL): one address, one form."""
+    assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "http://example.123/",  # ends in a number: an address, and 'example' is none
+        "http://1.2.3.256/",
+        "http://256.1.1.1/",
+        "http://1.2.3.4.5/",
+        "http://4294967296/",
+        "http://0x100000000/",
+        "http://09/",  # octal
+        "http://1..2/",
+    ],
+)
+def test_hosts_that_end_in_a_number_but_are_no_ipv4_address_are_invalid(raw: str) -> None:
+    with pytest.raises(BadURL, match="invalid IPv4 address"):
+        canonical(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
         ("http://User:Pass@Example.com/", "http://User:Pass@example.com/"),
         ("http://user@example.com:80/", "http://user@example.com/"),
         ("http://user:@example.com/", "http://user@example.com/"),
@@ -379,7 +421,8 @@ def _random_case(text: str, flips: list[bool]) -> str:
 @FAST
 @given(
     st.sampled_from(["http", "https"]),
-    st.lists(labels, min_size=1, max_size=3),
+    # a last label that starts with a digit may be a number: the host an IPv4 address
+    st.lists(labels, min_size=1, max_size=3).filter(lambda labels: not labels[-1][:1].isdigit()),
     st.lists(unreserved, max_size=4),
     st.lists(st.booleans(), max_size=40),
     st.booleans(),
