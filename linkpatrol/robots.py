@@ -1,8 +1,9 @@
 """robots.txt per host, as RFC 9309 asks: fetched before anything else, cached for a day.
 
 A host's robots.txt is *handled* (rules parsed), *missing* (4xx: all allowed),
-*error* (5xx: nothing allowed), *unreachable* (no answer at all: nothing is requested
-and its URLs share the connection error), or *skipped* (``--no-robots``).
+*error* (5xx, and 429 after its retries: nothing allowed), *unreachable* (no answer at
+all: nothing is requested and its URLs share the connection error), or *skipped*
+(``--no-robots``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from linkpatrol.store import SiteRecord
 from linkpatrol.urls import BadURL, canonical, is_http, scheme
 
 ROBOTS_MAX_AGE = 86400.0
+# the server asks to be left alone, not that there are no rules: a server error, as the
+# big crawlers read it, rather than the 4xx that allows everything
+TOO_MANY_REQUESTS = 429
 ROBOTS_MAX_BYTES = 500 * 1024
 ROBOTS_MAX_REDIRECTS = 5
 MAX_CRAWL_DELAY = 60.0
@@ -138,7 +142,7 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
         if 200 <= status < 300:
             body = _robots_text(response.body or b"", response.truncated)
             return SiteRecord(site_origin, "handled", status, body, now), requests
-        if 400 <= status < 500:
+        if 400 <= status < 500 and status != TOO_MANY_REQUESTS:
             return SiteRecord(site_origin, "missing", status, None, now), requests
         return SiteRecord(site_origin, "error", status, None, now), requests
     record = SiteRecord(site_origin, "missing", None, None, time.time(), "too many redirects")

@@ -160,6 +160,26 @@ def test_robots_server_error_means_nothing_is_requested(run: Runner, serve) -> N
     assert [h.path for h in flaky.requests()] == ["/robots.txt", "/robots.txt"]  # one retry
 
 
+def test_robots_txt_answering_too_many_requests_means_nothing_is_requested(
+    run: Runner, serve
+) -> None:
+    """A 429 asks the robot to slow down; read as a 4xx it would allow everything."""
+    busy = serve(
+        {"/robots.txt": Page("slow down", status=429, headers={"Retry-After": "0"}), "/x": Page("")}
+    )
+    site = serve(
+        {"/robots.txt": Page("", status=404), "/": Page(html(f'<a href="{busy.url("/x")}">x</a>'))}
+    )
+
+    code, report = run.check_json(site.url("/"), "--retries", "1")
+
+    assert code == 0
+    x = by_url(report)[busy.url("/x")]
+    assert (x["state"], x["reportable"]) == ("disallowed", False)
+    assert "robots.txt answered 429" in x["error"]
+    assert [h.path for h in busy.requests()] == ["/robots.txt", "/robots.txt"]  # one retry
+
+
 def test_refused_host_gives_broken_urls_without_requests(run: Runner, serve) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     site = serve(
