@@ -98,7 +98,8 @@ def test_srcset_candidates() -> None:
     body = (
         b'<img src="/s.png"\n'
         b' srcset="/a.png 1x, /b,c.png 2x,/d.png,  /e.png (x, y) 480w ,, /f.png">\n'
-        b'<picture><source srcset="/w1.webp 1x,/w2.webp 2x"></picture>'
+        b'<picture><source srcset="/w1.webp 1x,/w2.webp 2x"></picture>\n'
+        b'<link rel="preload" as="image" href="/h.png" imagesrcset="/i1.png 1x, /i2.png 2x">'
     )
     assert triples(extract_html(body)) == [
         ("/s.png", 1, "img", "src"),
@@ -109,6 +110,10 @@ def test_srcset_candidates() -> None:
         ("/f.png", 1, "img", "srcset"),
         ("/w1.webp", 3, "source", "srcset"),
         ("/w2.webp", 3, "source", "srcset"),
+        # a preloaded image's candidates too
+        ("/h.png", 4, "link", "href"),
+        ("/i1.png", 4, "link", "imagesrcset"),
+        ("/i2.png", 4, "link", "imagesrcset"),
     ]
 
 
@@ -225,18 +230,6 @@ def test_css_image_set_strings_are_urls_but_not_their_types() -> None:
     ]
     # one left open reads to the end, once: thousands more openings cost no more
     assert css_urls('x { a: image-set("a.png"' + " image-set(" * 20_000) == [("a.png", 1)]
-
-
-def test_a_preloaded_images_candidates_are_links() -> None:
-    body = (
-        b'<link rel="preload" as="image" href="/h.png"\n'
-        b' imagesrcset="/i1.png 1x, /i2.png 2x" imagesizes="50vw">'
-    )
-    assert triples(extract_html(body)) == [
-        ("/h.png", 1, "link", "href"),
-        ("/i1.png", 1, "link", "imagesrcset"),
-        ("/i2.png", 1, "link", "imagesrcset"),
-    ]
 
 
 def test_nothing_from_comments_scripts_or_templates() -> None:
