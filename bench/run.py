@@ -50,11 +50,15 @@ def linkpatrol_command() -> str:
     return found
 
 
-def median_runs(results: Path, label: str) -> dict[str, dict]:
+def load_runs(results: Path, label: str) -> list[dict]:
+    """Every run's record, as run_peers.py wrote it."""
+    return [json.loads(file.read_text()) for file in sorted((results / label).glob("*.json"))]
+
+
+def median_runs(records: list[dict]) -> dict[str, dict]:
     """Per tool, the run with the median wall time."""
     by_tool: dict[str, list[dict]] = {}
-    for file in sorted((results / label).glob("*.json")):
-        record = json.loads(file.read_text())
+    for record in records:
         by_tool.setdefault(record["tool"], []).append(record)
     chosen = {}
     for tool, runs in by_tool.items():
@@ -63,15 +67,11 @@ def median_runs(results: Path, label: str) -> dict[str, dict]:
     return chosen
 
 
-def round_ratios(results: Path, label: str) -> dict[str, list[float]]:
+def round_ratios(records: list[dict]) -> dict[str, list[float]]:
     """Per peer, linkpatrol's speed over the peer's in each round (a round runs every tool
     once, in turn): a machine that drifts during the benchmark moves both sides of a round
     alike, and the medians of each tool's own runs apart."""
-    speed: dict[tuple[str, int], float] = {}
-    for file in (results / label).glob("*.json"):
-        record = json.loads(file.read_text())
-        if record.get("urls_per_s"):
-            speed[record["tool"], record["rep"]] = record["urls_per_s"]
+    speed = {(r["tool"], r["rep"]): r["urls_per_s"] for r in records if r.get("urls_per_s")}
     ratios: dict[str, list[float]] = {}
     for (tool, rep), peer in sorted(speed.items()):
         ours = speed.get(("linkpatrol", rep))
@@ -188,9 +188,9 @@ def main() -> int:
         results,
         env=env,
     )
-    label = str(truth["counts"]["html_pages"])
-    runs = median_runs(results, label)
-    rounds = round_ratios(results, label)
+    records = load_runs(results, str(truth["counts"]["html_pages"]))
+    runs = median_runs(records)
+    rounds = round_ratios(records)
     second = second_runs(kit, site_dir, truth["start_url"], max(1, args.reps))
 
     build = subprocess.run(

@@ -209,8 +209,8 @@ def css_urls(text: str, first_line: int = 1) -> list[tuple[str, int]]:
         url = next((group for group in match.groups() if group is not None), "").strip(HTML_SPACE)
         if url:
             places.append((match.start(), url))
-    if "image-set(" in text.lower():
-        places.extend(_image_set_strings(text))
+    if strings := _image_set_strings(text):
+        places.extend(strings)
         places.sort()
     found: list[tuple[str, int]] = []
     line = first_line

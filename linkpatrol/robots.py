@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from http import HTTPStatus
 
 from protego import Protego
 
@@ -19,9 +20,6 @@ from linkpatrol.store import SiteRecord
 from linkpatrol.urls import BadURL, canonical, is_http, scheme
 
 ROBOTS_MAX_AGE = 86400.0
-# the server asks to be left alone, not that there are no rules: a server error, as the
-# big crawlers read it, rather than the 4xx that allows everything
-TOO_MANY_REQUESTS = 429
 ROBOTS_MAX_BYTES = 500 * 1024
 ROBOTS_MAX_REDIRECTS = 5
 MAX_CRAWL_DELAY = 60.0
@@ -142,7 +140,9 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
         if 200 <= status < 300:
             body = _robots_text(response.body or b"", response.truncated)
             return SiteRecord(site_origin, "handled", status, body, now), requests
-        if 400 <= status < 500 and status != TOO_MANY_REQUESTS:
+        # a 429 asks to be left alone, not that there are no rules: a server error, as
+        # the big crawlers read it, rather than the 4xx that allows everything
+        if 400 <= status < 500 and status != HTTPStatus.TOO_MANY_REQUESTS:
             return SiteRecord(site_origin, "missing", status, None, now), requests
         return SiteRecord(site_origin, "error", status, None, now), requests
     record = SiteRecord(site_origin, "missing", None, None, time.time(), "too many redirects")

@@ -187,18 +187,9 @@ def _normalize_host(host: str) -> str:
         raise BadURL("empty host")
     if _BAD_HOST_RE.search(host):
         raise BadURL("invalid host")
-    if host[-1] in _NUMBER_ENDS and _ends_in_a_number(host):
-        return _ipv4(host)
+    if host[-1] in _NUMBER_ENDS and (address := _ipv4(host)) is not None:
+        return address
     return host
-
-
-def _ends_in_a_number(host: str) -> bool:
-    """Whether browsers read the host as an IPv4 address (WHATWG URL): its last label is
-    a number, decimal or 0x-hexadecimal (example.123 too, which then is no valid host)."""
-    last = host.rpartition(".")[2]
-    if last.isdigit():
-        return True
-    return _ipv4_number(last) is not None
 
 
 def _ipv4_number(part: str) -> int | None:
@@ -219,18 +210,22 @@ def _ipv4_number(part: str) -> int | None:
         return None
 
 
-def _ipv4(host: str) -> str:
-    """The dotted form of a host browsers read as an IPv4 address: 0x7f.1, 2130706433 and
-    0177.0.0.1 are all 127.0.0.1."""
-    numbers = [_ipv4_number(part) for part in host.split(".")]
-    if len(numbers) > 4 or None in numbers:
+def _ipv4(host: str) -> str | None:
+    """The dotted form of a host browsers read as an IPv4 address (WHATWG URL): 0x7f.1,
+    2130706433 and 0177.0.0.1 are all 127.0.0.1. None for a name: its last label is no
+    number. A last label that is one makes the host an address or nothing (example.123)."""
+    *rest, final = host.split(".")
+    last = _ipv4_number(final)
+    if last is None and not final.isdigit():
+        return None
+    if last is None or len(rest) > 3 or last >= 256 ** (4 - len(rest)):
         raise BadURL("invalid IPv4 address")
-    values = [n for n in numbers if n is not None]
-    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
-        raise BadURL("invalid IPv4 address")
-    address = values[-1]
-    for i, n in enumerate(values[:-1]):
-        address += n << (8 * (3 - i))
+    address = last
+    for i, label in enumerate(rest):
+        number = _ipv4_number(label)
+        if number is None or number > 255:
+            raise BadURL("invalid IPv4 address")
+        address += number << (8 * (3 - i))
     return ".".join(str(address >> shift & 255) for shift in (24, 16, 8, 0))
 
 
