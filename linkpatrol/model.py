@@ -29,6 +29,12 @@ class State(enum.StrEnum):
     UNCHECKED = "unchecked"
 
 
+# members by value, for reading the memory's rows: a dictionary look-up, where calling the
+# enum (Action("check")) runs Python code for each of a big report's rows
+ACTIONS: dict[str, Action] = {a.value: a for a in Action}
+STATES: dict[str, State] = {s.value: s for s in State}
+
+
 class ExitCode(enum.IntEnum):
     CLEAN = 0
     BROKEN = 1

@@ -26,7 +26,7 @@ from typing import Any
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
-from linkpatrol.model import MARKDOWN_TYPES, Action, LinkpatrolError
+from linkpatrol.model import ACTIONS, MARKDOWN_TYPES, Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL
@@ -38,7 +38,6 @@ _CACHE_LIMIT = 10_000
 # never idles while the crawl process is busy; only a page that fits the pipe's buffer
 # waits there (a bigger one would block the crawl until the worker reads it)
 _DEPTH = 2
-_ACTIONS = {a.value: a for a in Action}
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/', '?', '#'
 
 
@@ -85,7 +84,7 @@ class LinkDecider:
             return raw, bases[0]
         if first == "?":
             return raw, bases[1]
-        scheme = _SCHEME_RE.match(raw)
+        scheme = _SCHEME_RE.match(raw) if ":" in raw else None
         if scheme is not None:  # a scheme of its own (http://, mailto:, ...)
             if scheme.group().lower() in ("http:", "https:") and raw[scheme.end() :][:2] != "//":
                 return raw, bases[3]  # 'http:x' reads as relative, as browsers read it
@@ -145,9 +144,11 @@ class LinkDecider:
 
 def _from_wire(wire: _Wire) -> ParsedPage:
     links, base_url, title, anchors = wire
+    # made as tuples are, without the Python-level constructor of a named tuple: one per
+    # link of every page, in the crawl process
     return ParsedPage(
         [
-            Discovered(url, line, _ACTIONS[action], invalid, fragment)
+            tuple.__new__(Discovered, (url, line, ACTIONS[action], invalid, fragment))
             for url, line, action, invalid, fragment in links
         ],
         base_url,

@@ -81,9 +81,12 @@ class Discovered(NamedTuple):
     fragment: str | None = None  # the link's #fragment, as written (without the '#')
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Task:
-    """A URL due in this pass, with what the memory knows of it from earlier passes."""
+    """A URL due in this pass, with what the memory knows of it from earlier passes.
+
+    Not frozen, as no code changes one: a frozen class's constructor sets each field through
+    ``object.__setattr__``, three times as slow, and a crawl makes one per URL."""
 
     url_id: int
     url: str
@@ -139,9 +142,10 @@ class SiteRecord:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UrlRecord:
-    """One URL of a pass as the report sees it."""
+    """One URL of a pass as the report sees it (not frozen, for the same reason as Task:
+    a report reads one per URL, twice)."""
 
     id: int
     url: str
