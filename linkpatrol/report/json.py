@@ -11,6 +11,10 @@ from linkpatrol.report import JSON_SCHEMA_VERSION, Entry, Referrer, Report, iso
 from linkpatrol.store import Change
 
 REFERRER_BATCH = 1000  # referrers encoded at once: few calls, and never all of a big page's
+# pages whose encoded start ('{"url":"...","line":') is kept for their next link: a page
+# links to many URLs, so each is encoded once, not once per link; a big site's pages
+# beyond this many are encoded again
+PAGE_HEADS = 50_000
 
 
 def change_dict(change: Change) -> dict[str, Any]:
@@ -51,17 +55,20 @@ def _tail(entry: Entry) -> dict[str, Any]:
     return data
 
 
-def _places(pages: list[Referrer]) -> Iterator[str]:
+def _places(pages: list[Referrer], heads: dict[str, str]) -> Iterator[str]:
     """Pages and lines as ``{"url": ..., "line": ...}`` objects, a batch at a time: written
     as the encoder would, three times as fast for the millions of referrers of a big site,
-    and never all of a big page's at once."""
+    and never all of a big page's at once. ``heads`` keeps each page's encoded start."""
     for start in range(0, len(pages), REFERRER_BATCH):
-        yield ","[: min(start, 1)] + ",".join(
-            [
-                f'{{"url":{quoted(r.url)},"line":{"null" if r.line is None else r.line}}}'
-                for r in pages[start : start + REFERRER_BATCH]
-            ]
-        )
+        parts: list[str] = []
+        for url, line in pages[start : start + REFERRER_BATCH]:
+            head = heads.get(url)
+            if head is None:
+                if len(heads) >= PAGE_HEADS:
+                    heads.clear()
+                head = heads[url] = f'{{"url":{quoted(url)},"line":'
+            parts.append(f"{head}null}}" if line is None else f"{head}{line}}}")
+        yield ","[: min(start, 1)] + ",".join(parts)
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -119,26 +126,29 @@ def iter_json(report: Report) -> Iterator[str]:
     head = report_dict(report)
     extra = {key: head.pop(key) for key in report.extra}
     yield encode(head)[:-1] + ',"urls":['
+    heads: dict[str, str] = {}
     for i, entry in enumerate(report.entries):
         yield ","[:i]
-        yield from _entry_pieces(entry, encode)
+        yield from _entry_pieces(entry, encode, heads)
     yield "]"
     if extra:
         yield "," + encode(extra)[1:-1]
     yield "}\n"
 
 
-def _entry_pieces(entry: Entry, encode: Callable[[Any], str]) -> Iterator[str]:
+def _entry_pieces(
+    entry: Entry, encode: Callable[[Any], str], heads: dict[str, str]
+) -> Iterator[str]:
     """One URL's object, its referrers written one at a time: a page linked from every page
     of a big site has as many."""
     yield encode(_head(entry))[:-1] + ',"referrers":['
-    yield from _places(entry.referrers)
+    yield from _places(entry.referrers, heads)
     tail = encode(_tail(entry))
     if entry.links is None:
         yield "]," + tail[1:]
         return
     yield "]," + tail[1:-1] + ',"links":['
-    yield from _places(entry.links)
+    yield from _places(entry.links, heads)
     yield "]}"
 
 

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from linkpatrol.model import Action, State, StoreError
+from linkpatrol.model import ACTIONS, STATES, Action, State, StoreError
 from linkpatrol.store import (
     Change,
     Discovered,
@@ -316,8 +316,8 @@ def _url_record(row: Sequence[Any], referrers: list[tuple[str, int | None]]) -> 
     return UrlRecord(
         id=row[0],
         url=row[1],
-        action=Action(row[2]),
-        state=State(row[3]) if row[3] else State.UNCHECKED,
+        action=ACTIONS[row[2]],
+        state=STATES[row[3]] if row[3] else State.UNCHECKED,
         http_status=row[4],
         error=row[5],
         content_type=row[6],
@@ -745,8 +745,8 @@ class SqlStore(ABC):
                             url_id=row[0],
                             url=row[1],
                             origin=row[2],
-                            action=Action(row[3]),
-                            state=State(row[4]) if row[4] else None,
+                            action=ACTIONS[row[3]],
+                            state=STATES[row[4]] if row[4] else None,
                             http_status=row[5],
                             error=row[6],
                             content_type=row[7],
@@ -1092,31 +1092,42 @@ class SqlStore(ABC):
     def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]:
         """Every URL of the pass, in discovery order, with the pages (and lines) linking to it."""
         with self._read() as s:
+            # the referring pages by id, read once: a link's row names its page by id, not
+            # by a copy of its URL for each of its links
+            pages: dict[int, str] = (
+                dict(
+                    s.execute(
+                        "SELECT id, url FROM urls WHERE links_pass = ? AND seen_pass = ?",
+                        (pass_id, pass_id),
+                    )
+                )
+                if with_referrers
+                else {}
+            )
             url_rows = s.stream(
                 f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? ORDER BY id",
                 (pass_id,),
             )
             ref_rows = (
-                s.stream(self._referrer_query("TRUE"), (pass_id, pass_id))
+                s.stream(self._referrer_query("TRUE", "s.id"), (pass_id, pass_id))
                 if with_referrers
                 else iter(())
             )
             pending_ref = next(ref_rows, None)
-            pages: dict[str, str] = {}  # one string per referring page, however many links
             for row in url_rows:
                 referrers: list[tuple[str, int | None]] = []
                 while pending_ref is not None and pending_ref[0] <= row[0]:
                     if pending_ref[0] == row[0]:
-                        page = pages.setdefault(pending_ref[1], pending_ref[1])
-                        referrers.append((page, pending_ref[2]))
+                        referrers.append((pages[pending_ref[1]], pending_ref[2]))
                     pending_ref = next(ref_rows, None)
                 yield _url_record(row, referrers)
 
-    def _referrer_query(self, condition: str) -> str:
-        """(target id, referring page, line) of the pass's links, by target, page and line."""
+    def _referrer_query(self, condition: str, page: str = "s.url") -> str:
+        """(target id, referring page (its URL, or ``page``), line) of the pass's links, by
+        target, page and line."""
         d = self.dialect
         return (
-            "SELECT l.dst, s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+            f"SELECT l.dst, {page}, l.line FROM links l JOIN urls s ON s.id = l.src "
             f"WHERE s.links_pass = ? AND s.seen_pass = ? AND {_NOT_WITHIN} AND {condition} "
             f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
         )
