@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import ssl
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -667,6 +666,8 @@ def _plugin_options(value: Any, where: str) -> dict[str, dict[str, Any]]:
 
 def load_file(path: Path) -> dict[str, Any]:
     """Read and validate a TOML configuration file into settings-field values."""
+    import tomllib  # only a run with a configuration file reads TOML
+
     where = str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

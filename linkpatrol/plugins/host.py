@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from importlib.metadata import entry_points
 from typing import Any
 
 from linkpatrol.crawl import CrawlStats
@@ -36,6 +35,8 @@ def _failure(exc: BaseException) -> str:
 
 def installed() -> list[str]:
     """The names of the plugins installed as entry points."""
+    from importlib.metadata import entry_points  # a crawl without plugins never reads them
+
     return sorted({ep.name for ep in entry_points(group=GROUP)})
 
 
@@ -53,6 +54,8 @@ def plugin_class(name: str) -> type[Plugin]:
         except Exception as exc:
             raise ConfigError(f"{where}: cannot load it: {_failure(exc)}") from None
     else:
+        from importlib.metadata import entry_points
+
         points = entry_points(group=GROUP, name=name)
         if not points:
             known = ", ".join(installed()) or "none"
