@@ -1092,26 +1092,21 @@ class SqlStore(ABC):
     def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]:
         """Every URL of the pass, in discovery order, with the pages (and lines) linking to it."""
         with self._read() as s:
-            # the referring pages by id, read once: a link's row names its page by id, not
-            # by a copy of its URL for each of its links
-            pages: dict[int, str] = (
-                dict(
+            pages: dict[int, str] = {}
+            ref_rows: Iterator[Any] = iter(())
+            if with_referrers:
+                # the referring pages by id, read once: a link's row names its page by id,
+                # not by a copy of its URL for each of its links
+                pages = dict(
                     s.execute(
                         "SELECT id, url FROM urls WHERE links_pass = ? AND seen_pass = ?",
                         (pass_id, pass_id),
                     )
                 )
-                if with_referrers
-                else {}
-            )
+                ref_rows = s.stream(self._referrer_query("TRUE", "s.id"), (pass_id, pass_id))
             url_rows = s.stream(
                 f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? ORDER BY id",
                 (pass_id,),
-            )
-            ref_rows = (
-                s.stream(self._referrer_query("TRUE", "s.id"), (pass_id, pass_id))
-                if with_referrers
-                else iter(())
             )
             pending_ref = next(ref_rows, None)
             for row in url_rows:
@@ -1191,7 +1186,7 @@ class SqlStore(ABC):
     def verdicts(self, pass_id: int) -> dict[State, int]:
         with self._read() as s:
             return {
-                State(state): count
+                STATES[state]: count
                 for state, count in s.execute(
                     "SELECT state, count(*) FROM urls WHERE seen_pass = ? AND done_pass = ? "
                     "GROUP BY state",
@@ -1234,7 +1229,7 @@ class SqlStore(ABC):
                     values,
                 ):
                     found.setdefault(url_id, []).append(
-                        Change(at, pass_id, State(state), status, error)
+                        Change(at, pass_id, STATES[state], status, error)
                     )
         return found
 
