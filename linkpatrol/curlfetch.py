@@ -360,6 +360,7 @@ class CurlFetcher(Fetcher):
         # libcurl's sockets wait in a selector of their own, which the loop watches as one:
         # a socket's turn from writing to reading costs an epoll_ctl, not an asyncio handle
         self._selector: selectors.BaseSelector | None = None
+        self._watching: dict[int, int] = {}  # the selector's sockets, with their events
         self._timer: asyncio.TimerHandle | None = None
         self._sweeper: asyncio.TimerHandle | None = None
         self._transfers: dict[Any, _Transfer] = {}
@@ -373,6 +374,7 @@ class CurlFetcher(Fetcher):
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._selector = selectors.DefaultSelector()
+        self._watching.clear()
         self._loop.add_reader(self._selector.fileno(), self._on_sockets)
         multi = pycurl.CurlMulti()
         multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
@@ -418,17 +420,26 @@ class CurlFetcher(Fetcher):
         events = (selectors.EVENT_READ if event & pycurl.POLL_IN else 0) | (
             selectors.EVENT_WRITE if event & pycurl.POLL_OUT else 0
         )
+        watching = self._watching
+        if event == pycurl.POLL_REMOVE or not events:
+            if watching.pop(fd, 0):
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    selector.unregister(fd)
+            return
+        was = watching.get(fd, 0)
+        # a kept connection's socket is given up after each transfer and taken again for
+        # the next: what is watched is known here, not learned from the selector's errors
         try:
-            if event == pycurl.POLL_REMOVE or not events:
-                selector.unregister(fd)
-            else:
+            if was:
                 selector.modify(fd, events)
+            else:
+                selector.register(fd, events)
         except (KeyError, ValueError, OSError):
-            # not watched yet, or closed and its number given to a new socket
+            # closed, and its number given to a new socket
             with contextlib.suppress(KeyError, ValueError, OSError):
                 selector.unregister(fd)
-            if events and event != pycurl.POLL_REMOVE:
-                selector.register(fd, events)
+            selector.register(fd, events)
+        watching[fd] = events
 
     def _on_sockets(self) -> None:
         """Some of libcurl's sockets are ready: it acts on each."""
