@@ -7,13 +7,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import unquote
 
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.policy import site_prefix
-from linkpatrol.store import Change, PassInfo, SlotUsage, Store, UrlRecord
+from linkpatrol.store import Change, PassInfo, Referrer, SlotUsage, Store, UrlRecord
 from linkpatrol.verdict import is_reportable
 
 JSON_SCHEMA_VERSION = 1
@@ -22,13 +22,6 @@ TREND_PASSES = 20  # passes shown in the broken-links-over-time pictures
 FLAP_DAYS = 7.0
 FLAPPING = 3  # changes of verdict within FLAP_DAYS that make a URL "flapping"
 LIMITED_KEPT = 100  # URLs left unchecked by a limit that a report keeps by name
-
-
-class Referrer(NamedTuple):
-    """A page that links, and the line the link is on: a tuple, as a big site has millions."""
-
-    url: str
-    line: int | None
 
 
 @dataclass(slots=True)
@@ -170,7 +163,7 @@ class StoredEntries:
                 links = []
                 # both in the order of the URLs' ids: a merge, not a lookup
                 if pending is not None and pending[0] == record.url:
-                    links = list(map(Referrer._make, pending[1]))
+                    links = pending[1]
                     pending = next(outlinks, None)
             entry = entry_of(record, _reportable(record, self._report_after), links)
             if (known := self._history.get(record.id)) is not None:
@@ -310,7 +303,7 @@ def entry_of(
         last_checked=record.last_checked,
         last_good=record.last_good,
         failing_since=record.failing_since,
-        referrers=list(map(Referrer._make, record.referrers)),
+        referrers=record.referrers,
         links=links,
         last_modified=record.last_modified,
         response_ms=record.response_ms,
@@ -396,7 +389,7 @@ def build_report(
             missing.last_checked = record.last_checked
     urls = sum(tally.states.values())
     for url_id, pages in store.referrers(info.id, list(noted)).items():
-        noted[url_id].referrers = [Referrer(url, line) for url, line in pages]
+        noted[url_id].referrers = pages
     passes = store.passes(TREND_PASSES)
     earlier = any(p.id < info.id for p in passes)
     history: dict[int, tuple[list[Change], bool]] = {}

@@ -38,7 +38,7 @@ def load_history(store: Store, url: str) -> UrlHistory:
     if record is None:
         raise StoreError(f"{store.location}: {key} is not in the memory")
     changes = store.changes([record.id]).get(record.id, [])
-    links = [Referrer(target, line) for target, line in store.links_from(key)]
+    links = store.links_from(key)
     return UrlHistory(record, changes, links)
 
 

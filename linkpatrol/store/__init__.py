@@ -69,6 +69,13 @@ class PassLimits:
     max_similar: int = 0
 
 
+class Referrer(NamedTuple):
+    """A page that links, and the line the link is on: a tuple, as a big site has millions."""
+
+    url: str
+    line: int | None
+
+
 class Discovered(NamedTuple):
     """A link found on a page (or a redirect target): where it points and on which line.
 
@@ -159,7 +166,7 @@ class UrlRecord:
     last_checked: float | None
     last_good: float | None
     failing_since: float | None
-    referrers: list[tuple[str, int | None]] = field(default_factory=list)
+    referrers: list[Referrer] = field(default_factory=list)
     last_modified: str | None = None
     response_ms: float | None = None
     first_seen: float | None = None
@@ -251,13 +258,11 @@ class Store(Protocol):
 
     def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]: ...
 
-    def referrers(
-        self, pass_id: int, url_ids: Sequence[int]
-    ) -> dict[int, list[tuple[str, int | None]]]:
+    def referrers(self, pass_id: int, url_ids: Sequence[int]) -> dict[int, list[Referrer]]:
         """The pages of the pass (and lines) that link to each of these URLs."""
         ...
 
-    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]: ...
+    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[Referrer]]]: ...
 
     def verdicts(self, pass_id: int) -> dict[State, int]:
         """How many URLs of the pass have each verdict so far (checked in this pass)."""
@@ -286,7 +291,7 @@ class Store(Protocol):
         """One URL as last checked, with the pages of its last pass that link to it."""
         ...
 
-    def links_from(self, url: str) -> list[tuple[str, int | None]]:
+    def links_from(self, url: str) -> list[Referrer]:
         """The links the page at ``url`` held when last parsed, in page order."""
         ...
 
@@ -328,6 +333,7 @@ __all__ = [
     "Outcome",
     "PassInfo",
     "PassLimits",
+    "Referrer",
     "SiteRecord",
     "SlotUsage",
     "Store",

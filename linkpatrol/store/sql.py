@@ -31,6 +31,7 @@ from linkpatrol.store import (
     Outcome,
     PassInfo,
     PassLimits,
+    Referrer,
     SiteRecord,
     SlotUsage,
     Task,
@@ -1110,10 +1111,14 @@ class SqlStore(ABC):
             )
             pending_ref = next(ref_rows, None)
             for row in url_rows:
-                referrers: list[tuple[str, int | None]] = []
+                referrers: list[Referrer] = []
                 while pending_ref is not None and pending_ref[0] <= row[0]:
                     if pending_ref[0] == row[0]:
-                        referrers.append((pages[pending_ref[1]], pending_ref[2]))
+                        # made as tuples are: the named tuple's constructor is Python code,
+                        # and a big site's report has millions
+                        referrers.append(
+                            tuple.__new__(Referrer, (pages[pending_ref[1]], pending_ref[2]))
+                        )
                     pending_ref = next(ref_rows, None)
                 yield _url_record(row, referrers)
 
@@ -1127,10 +1132,8 @@ class SqlStore(ABC):
             f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
         )
 
-    def referrers(
-        self, pass_id: int, url_ids: Sequence[int]
-    ) -> dict[int, list[tuple[str, int | None]]]:
-        found: dict[int, list[tuple[str, int | None]]] = {}
+    def referrers(self, pass_id: int, url_ids: Sequence[int]) -> dict[int, list[Referrer]]:
+        found: dict[int, list[Referrer]] = {}
         pages: dict[str, str] = {}
         with self._read() as s:
             for chunk in self.dialect.chunks(list(url_ids)):
@@ -1138,12 +1141,12 @@ class SqlStore(ABC):
                 for dst, page, line in s.execute(
                     self._referrer_query(condition), (pass_id, pass_id, *values)
                 ):
-                    found.setdefault(dst, []).append((pages.setdefault(page, page), line))
+                    found.setdefault(dst, []).append(Referrer(pages.setdefault(page, page), line))
         return found
 
-    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[tuple[str, int | None]]]]:
+    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[Referrer]]]:
         current: str | None = None
-        targets: list[tuple[str, int | None]] = []
+        targets: list[Referrer] = []
         with self._read() as s:
             for src, dst, line in s.stream(
                 "SELECT s.url, d.url, l.line FROM links l JOIN urls s ON s.id = l.src "
@@ -1155,7 +1158,7 @@ class SqlStore(ABC):
                     if current is not None:
                         yield current, targets
                     current, targets = src, []
-                targets.append((dst, line))
+                targets.append(Referrer(dst, line))
         if current is not None:
             yield current, targets
 
@@ -1254,7 +1257,7 @@ class SqlStore(ABC):
             if found is None:
                 return None
             referrers = [
-                (page, line)
+                Referrer(page, line)
                 for page, line in s.execute(
                     "SELECT s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
                     "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
@@ -1265,12 +1268,12 @@ class SqlStore(ABC):
             ]
         return _url_record(found, referrers)
 
-    def links_from(self, url: str) -> list[tuple[str, int | None]]:
+    def links_from(self, url: str) -> list[Referrer]:
         d = self.dialect
         condition, values = d.member_url([url])
         with self._read() as s:
             return [
-                (target, line)
+                Referrer(target, line)
                 for target, line in s.execute(
                     "SELECT d.url, l.line FROM links l JOIN urls d ON d.id = l.dst "
                     f"WHERE l.src = (SELECT id FROM urls WHERE {condition}) AND {_NOT_WITHIN} "
