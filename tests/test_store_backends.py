@@ -695,9 +695,9 @@ def test_a_crawler_killed_with_sigkill_frees_the_memory_at_once(postgres_url: st
                 other.begin_pass(["http://other.test/"], time.time())
             proc.kill()
             proc.wait(timeout=10)
-            started = time.monotonic()
-            other.begin_pass(["http://other.test/"], time.time())
-            assert time.monotonic() - started < 2
+            # the server drops the lock as soon as it sees the connection close (a forked
+            # child holding the socket, or TCP keepalives, would take 30 s and more)
+            assert other.begin_pass(["http://other.test/"], time.time()).id == 2
         finally:
             other.close()
     finally:

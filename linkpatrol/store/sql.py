@@ -44,6 +44,10 @@ SCHEMA_VERSION = 3
 # a worker that has not said it lives for this long is taken for gone by readers that
 # cannot ask the database (a crawler says so every half second)
 WORKER_SILENCE = 10.0
+# how long a crawl from other start URLs waits for a crew that holds the memory to be
+# gone: a process killed a moment ago keeps its lock until the server sees its connection
+# close, which takes milliseconds, or longer on a busy machine
+CREW_GRACE = 2.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -312,7 +316,15 @@ _URL_COLUMNS = (
 )
 
 
-def _url_record(row: Sequence[Any], referrers: list[tuple[str, int | None]]) -> UrlRecord:
+class _OtherCrew(Exception):
+    """Workers at work on other start URLs hold the memory."""
+
+    def __init__(self, start_urls: list[str]) -> None:
+        super().__init__()
+        self.start_urls = start_urls
+
+
+def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
     """A row of ``_URL_COLUMNS`` as a record."""
     return UrlRecord(
         id=row[0],
@@ -480,6 +492,19 @@ class SqlStore(ABC):
         self._seen.clear()
         self._seen_pass = None
         self._enlisted = True
+        deadline = time.monotonic() + CREW_GRACE
+        while True:
+            try:
+                return self._begin_pass(encoded, now, limits)
+            except _OtherCrew as exc:
+                if time.monotonic() >= deadline:
+                    raise StoreError(
+                        f"{self.location}: another linkpatrol process is crawling with this "
+                        f"database, from other start URLs ({' '.join(exc.start_urls)})"
+                    ) from None
+                time.sleep(0.05)
+
+    def _begin_pass(self, encoded: str, now: float, limits: PassLimits) -> PassInfo:
         with self._tx() as s:
             self._serialize(s)
             self._reap(s)
@@ -495,10 +520,7 @@ class SqlStore(ABC):
             crew_since = now
             if crew is not None:
                 if crew[1] != encoded:
-                    raise StoreError(
-                        f"{self.location}: another linkpatrol process is crawling with this "
-                        f"database, from other start URLs ({' '.join(json.loads(crew[1]))})"
-                    )
+                    raise _OtherCrew(json.loads(crew[1]))
                 pass_id, crew_since = crew[0], min(crew[2], now)
                 # whatever the workers that are gone had leased is due again
                 s.execute(
