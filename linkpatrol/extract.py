@@ -84,6 +84,10 @@ _SERVER_HINTS = frozenset({"preconnect", "dns-prefetch"})
 # SVG elements that still take the XLink spelling of href when it is absent.
 _XLINK_TAGS = frozenset({"a", "image", "use"})
 _OTHER_TAGS = frozenset({"input", "meta", "style", "base", "title"})
+_LINK_ELEMENTS = (*_LINK_ATTRS, *_OTHER_TAGS)  # all that may hold a link but a style attribute
+# where a style attribute may be (or a style= in the text: then all elements are gone through)
+_STYLE_ATTR_RE = re.compile(rb"style[ \t\n\r\f]*+=")
+_IDS = etree.XPath("//@id", smart_strings=False)
 
 _BOMS = (
     (b"\xef\xbb\xbf", "utf-8"),
@@ -327,27 +331,47 @@ def _scanner(
     return skipper, 1 + len(name), _RAW_TEXT_END_RE.get(tag), first
 
 
+# Where a start tag may span lines, one of these matches within it: a newline before its
+# first '>' (the name starts as libxml2's HTML names do), or a '>' in a quoted value, which
+# the tag goes on past. Each matches much else too (a '<' in a script's code, say).
+_NEWLINE_IN_TAG_RE = re.compile(rb"<[a-z_:.][^>\n]*+\n")
+_QUOTED_GT_RE = re.compile(rb"""=[ \t\n\r\f]*+(?:"[^">]*+>|'[^'>]*+>)""")
+
+
+def _one_line_tags_before(low: bytes) -> int:
+    """A line before which every start tag in the source starts and ends on one line."""
+    first = min(
+        (m.start() for m in (_NEWLINE_IN_TAG_RE.search(low), _QUOTED_GT_RE.search(low)) if m),
+        default=len(low),
+    )
+    return min(low.count(b"\n", 0, first) + 1, _LINE_CAP)
+
+
 class _Locator:
     """Finds the true start line of a tag in the source.
 
     libxml2 reports the line where a start tag ends and caps it at 65535, so
     the source is read forward, in document order and as the HTML tokenizer reads it,
-    for the tag itself.
+    for the tag itself. Up to the first place where a tag may span lines (in most pages,
+    the whole page), a tag ends on the line it starts on, and the reported line is taken.
     """
 
-    __slots__ = ("_data", "_line", "_low", "_pos", "_to_the_end")
+    __slots__ = ("_data", "_line", "_low", "_one_line_below", "_pos", "_to_the_end")
 
     def __init__(self, data: bytes, low: bytes) -> None:
         self._data = data
         self._low = low
         self._pos = 0
         self._line = 1
+        self._one_line_below = _one_line_tags_before(low)
         # Past libxml2's cap a tag is told by its value, searched for up to the end of the
         # document until one search fails; from then on, among the next 64 tags of its name.
         self._to_the_end = True
 
     def locate(self, tag: str, reported: int | None, value: str | None) -> tuple[int, int]:
         """(line of '<tag', line of the '>' that ends the start tag)."""
+        if reported is not None and reported < self._one_line_below:
+            return reported, reported
         capped = reported is None or reported >= _LINE_CAP
         low = self._low
         size = len(low)
@@ -627,14 +651,21 @@ def _extract(body: bytes, encoding: str) -> Page:
     if b"<template" in low:
         _drop_templates(root, anchors)
 
-    for element in root.iter():
+    # Most pages have no style attribute: then only the elements that may hold links are
+    # gone through, and the ids are gathered by libxml2 itself.
+    every = _STYLE_ATTR_RE.search(low) is not None
+    if not every:
+        anchors.update(ident for ident in _IDS(root) if ident)
+    for element in root.iter() if every else root.iter(*_LINK_ELEMENTS):
         tag = element.tag
         if not isinstance(tag, str):
             continue
-        ident = element.get("id")
-        if ident:
-            anchors.add(ident)
-        style = element.get("style")
+        style = None
+        if every:
+            ident = element.get("id")
+            if ident:
+                anchors.add(ident)
+            style = element.get("style")
         names = _LINK_ATTRS.get(tag)
         if names is not None:
             if tag == "a":

@@ -4,7 +4,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linkpatrol.extract import Link, Page, css_urls, extract_html, sniff_encoding
+from linkpatrol.extract import (
+    Link,
+    Page,
+    _one_line_tags_before,
+    css_urls,
+    extract_html,
+    sniff_encoding,
+)
 
 FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -62,6 +69,31 @@ def test_every_tag_and_attribute_with_its_line() -> None:
         ("/ins", 19, "ins", "cite"),
     ]
     assert all(isinstance(link, Link) for link in page.links)
+
+
+ANCHORS_AND_LINKS = b"""<html><head><title>T</title><base href="/docs/">
+<meta http-equiv="refresh" content="5; url=/next"></head>
+<body id="top"><h1 id="intro">x</h1><p id="">empty id</p>
+<a name="old" href="a.html">a</a><div id="d"><span id="s">s</span></div>
+<template id="tpl"><a href="/inert" id="inert">i</a></template>
+<svg><use href="#shape" id="u"/></svg><img src="i.png" id="pic">
+</body></html>
+"""
+
+
+@pytest.mark.parametrize("text", [b"", b"<p>a style= in the text</p>", b"<p style='x'>s</p>"])
+def test_pages_with_and_without_style_attributes_read_alike(text: bytes) -> None:
+    """With no style attribute, only the elements that may hold links are gone through,
+    and libxml2 gathers the ids: what is found is the same."""
+    page = extract_html(ANCHORS_AND_LINKS.replace(b"</body>", text + b"</body>"))
+    assert triples(page) == [
+        ("/next", 2, "meta", "content"),
+        ("a.html", 4, "a", "href"),
+        ("#shape", 6, "use", "href"),
+        ("i.png", 6, "img", "src"),
+    ]
+    assert page.anchors == {"top", "intro", "old", "d", "s", "tpl", "u", "pic"}
+    assert (page.title, page.base_href) == ("T", "/docs/")
 
 
 def test_link_line_is_where_the_start_tag_begins() -> None:
@@ -372,6 +404,23 @@ def test_empty_documents(body: bytes) -> None:
     assert page.links == []
     assert page.base_href is None
     assert page.title is None
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        (b"<p>\n<a href=/x>\n<img src='/y'>\n", 4),  # no tag spans lines: all of them
+        (b"<p>\n<a\nhref=/x>", 2),  # a newline before the tag's first '>'
+        (b"<p>\n<img alt='two\nlines' src=/y>", 2),
+        (b'<p>\n<a title="a > b"\nhref=/x>', 2),  # a quoted '>': the tag goes on past it
+        (b"<p>\n<script>if (a<b\n) {}</script>", 2),  # what only may be a tag counts too
+        (b"<!--\n-->\n<a href=/x>", 3),  # a comment is no tag
+        (b"\n" * 70_000, 65_535),  # libxml2's lines stop there
+    ],
+)
+def test_the_lines_where_every_tag_is_on_one_line(source: bytes, line: int) -> None:
+    """Before this line libxml2's line (where a tag ends) is where the tag starts."""
+    assert _one_line_tags_before(source) == line
 
 
 def test_lines_beyond_libxml2_limit() -> None:
