@@ -39,6 +39,7 @@ _CACHE_LIMIT = 10_000
 # waits there (a bigger one would block the crawl until the worker reads it)
 _DEPTH = 2
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/', '?', '#'
+_UNICODE = ("utf-8", "utf-16", "utf-32")  # Python's names of the encodings of all Unicode
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +93,21 @@ class LinkDecider:
         return raw, bases[2]
 
     def decide(
-        self, raw: str, base: str, bases: tuple[str, str, str, str] | None = None
+        self,
+        raw: str,
+        base: str,
+        bases: tuple[str, str, str, str] | None = None,
+        query_encoding: str | None = None,
     ) -> tuple[str, str, str | None] | None:
         """(url, action value, invalid reason), or None for an ignored URL."""
         key = self._key(raw, bases or self._bases(base))
+        if query_encoding is not None and not raw.isascii():
+            key = (raw, f"{key[1]}\x00{query_encoding}")
+        cache = self._cache
+        if key in cache:  # not a KeyError caught: 40% of a site's links are new to a worker
+            return cache[key]
         try:
-            return self._cache[key]
-        except KeyError:
-            pass
-        try:
-            target = self.policy.normalize(raw, base)
+            target = self.policy.normalize(raw, base, query_encoding)
         except BadURL as exc:
             answer: tuple[str, str, str | None] | None = (
                 raw[:2048],
@@ -119,9 +125,12 @@ class LinkDecider:
     def page(self, page: Page, url: str) -> _Wire:
         base = url
         base_url = None
+        # a browser sends the query of a link on a page in a legacy encoding in that
+        # encoding; UTF-16 pages' links in UTF-8 (WHATWG Encoding: the output encoding)
+        encoding = None if page.encoding.startswith(_UNICODE) else page.encoding
         if page.base_href:
             try:
-                base = self.policy.normalize(page.base_href, url)
+                base = self.policy.normalize(page.base_href, url, encoding)
                 base_url = base if base != url else None
             except BadURL:
                 base = url
@@ -134,7 +143,7 @@ class LinkDecider:
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue
-            answer = self.decide(raw, base, bases)
+            answer = self.decide(raw, base, bases, encoding)
             if answer is not None:
                 links.append(
                     (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)

@@ -108,18 +108,21 @@ class Policy:
                 raise ConfigError(f"site prefix {url!r}: {exc}") from None
         self.site_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
 
-    def normalize(self, raw: str, base: str | None = None) -> str:
+    def normalize(
+        self, raw: str, base: str | None = None, query_encoding: str | None = None
+    ) -> str:
         """Canonical form, then the rewrites (config first, then the hook), canonical again.
 
         Under a local root, links resolve as on the web server that will serve it, and
-        what lands under that server's address is the file it will serve.
+        what lands under that server's address is the file it will serve. A link on a
+        page that is not in UTF-8 has its query sent in the page's ``query_encoding``.
         """
         mount = self.mount
         if mount is None:
-            url = canonical(raw, base)
+            url = canonical(raw, base, query_encoding)
         else:
             web = mount.to_web(base) if base is not None else None
-            url = canonical(raw, web or base)
+            url = canonical(raw, web or base, query_encoding)
             if url.startswith("file:"):  # written as a file: URL; its dots resolved as well
                 web = mount.to_web(url)
                 url = canonical(web) if web is not None else url

@@ -46,9 +46,10 @@ _DEVIATIONS = re.compile("([\u00df\u03c2])")
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _RESERVED = "!$&'()*+,;=:@/?[]"
-# One match is either an escape (%XX) or a single character that is not
-# allowed literally; a lone '%' falls into the second kind.
-_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
+# One match is either an escape (%XX) or a single character that is not allowed
+# literally. A lone '%' is neither: browsers send it as it is (and servers answer 400).
+_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]%]")
+_LONE_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def _build_replacements() -> dict[str, str]:
@@ -69,17 +70,39 @@ def _build_replacements() -> dict[str, str]:
 _REPLACEMENTS = _build_replacements()
 
 
+def _escaped(data: bytes) -> str:
+    return "".join(f"%{byte:02X}" for byte in data)
+
+
 def _replace_token(match: re.Match[str]) -> str:
     token = match.group()
     known = _REPLACEMENTS.get(token)
     if known is not None:
         return known
-    return "".join(f"%{byte:02X}" for byte in token.encode("utf-8", "surrogatepass"))
+    return _escaped(token.encode("utf-8", "surrogatepass"))
+
+
+def _keep_escape(match: re.Match[str]) -> str:
+    token = match.group()
+    return token.upper() if token[0] == "%" else _replace_token(match)
 
 
 def _normalize_escapes(text: str) -> str:
-    """Upper-case escapes, decode unreserved ones, escape what must be escaped."""
+    """Upper-case escapes, decode unreserved ones, escape what must be escaped.
+
+    Where a lone '%' is, no escape is decoded: '%%41' would become '%A', which reads as
+    another escape (browsers decode none, and send '%%41').
+    """
+    if "%" in text and _LONE_PERCENT_RE.search(text) is not None:
+        return _ESCAPE_RE.sub(_keep_escape, text)
     return _ESCAPE_RE.sub(_replace_token, text)
+
+
+def _dots(segment: str) -> str:
+    """The segment, with its escaped dots read as dots (browsers read '%2e' as '.')."""
+    if "%" in segment and len(segment) <= 6:
+        return segment.lower().replace("%2e", ".")
+    return segment
 
 
 def _remove_dot_segments(path: str) -> str:
@@ -87,12 +110,13 @@ def _remove_dot_segments(path: str) -> str:
     segments = path.split("/")
     out: list[str] = []
     for segment in segments[1:]:
-        if segment == "..":
+        dots = _dots(segment)
+        if dots == "..":
             if out:
                 out.pop()
-        elif segment != ".":
+        elif dots != ".":
             out.append(segment)
-    if segments[-1] in (".", ".."):
+    if _dots(segments[-1]) in (".", ".."):
         out.append("")
     return "/" + "/".join(out)
 
@@ -100,18 +124,36 @@ def _remove_dot_segments(path: str) -> str:
 def _normalize_path(path: str) -> str:
     if "\\" in path:
         path = path.replace("\\", "/")
-    path = _normalize_escapes(path)
     if not path.startswith("/"):
         path = "/" + path
-    if "/." in path:
+    # the dots first: a lone '%' in a segment that '..' removes must not keep the rest
+    # of the path from being decoded
+    if "/." in path or "%2" in path:
         path = _remove_dot_segments(path)
-    return path
+    return _normalize_escapes(path)
 
 
-def _normalize_query(query: str | None) -> str:
+def _encode_query(query: str, encoding: str) -> str:
+    """A query's characters beyond ASCII as a browser sends them from a page in this
+    encoding: its bytes percent-encoded, and one it cannot encode as ``&#N;``, encoded."""
+    out: list[str] = []
+    for char in query:
+        if char.isascii():
+            out.append(char)
+            continue
+        try:
+            out.append(_escaped(char.encode(encoding)))
+        except UnicodeError:
+            out.append(f"%26%23{ord(char)}%3B")
+    return "".join(out)
+
+
+def _normalize_query(query: str | None, encoding: str | None = None) -> str:
     """'' for no query or an empty one, since 'x?' and 'x' name one resource."""
     if not query:
         return ""
+    if encoding is not None and not query.isascii():
+        query = _encode_query(query, encoding)
     return "?" + _normalize_escapes(query)
 
 
@@ -165,7 +207,10 @@ def _idna(host: str) -> str:
     return ".".join(map(_idna_label, labels))
 
 
+@functools.lru_cache(maxsize=1024)
 def _normalize_host(host: str) -> str:
+    """A site's links name few hosts, each many times: their forms are remembered (a name
+    that ends in a hex digit, as 'example.de', is read as an IPv4 address first)."""
     if host.startswith("["):
         return _normalize_ipv6(host)
     if "%" in host:
@@ -255,8 +300,9 @@ def _split_host_port(hostport: str) -> tuple[str, str | None]:
     return host, port if colon else None
 
 
-def _absolute_http(scheme_name: str, rest: str) -> str:
-    """Canonical form of 'scheme:rest' for http(s); rest may lack its slashes, as browsers allow."""
+def _absolute_http(scheme_name: str, rest: str, encoding: str | None = None) -> str:
+    """Canonical form of 'scheme:rest' for http(s); rest may lack its slashes, as browsers
+    allow. The query's characters beyond ASCII are sent in ``encoding`` (else UTF-8)."""
     hash_at = rest.find("#")
     if hash_at >= 0:
         rest = rest[:hash_at]
@@ -274,7 +320,7 @@ def _absolute_http(scheme_name: str, rest: str) -> str:
     path, question, query = tail.partition("?")
     return (
         f"{scheme_name}://{userinfo}{host}{port}"
-        f"{_normalize_path(path)}{_normalize_query(query if question else None)}"
+        f"{_normalize_path(path)}{_normalize_query(query if question else None, encoding)}"
     )
 
 
@@ -303,7 +349,7 @@ def _parse_base(base: str) -> _Base:
     return _Base(url, name, prefix, path, query if question else None)
 
 
-def _resolve_http(base: _Base, ref: str) -> str:
+def _resolve_http(base: _Base, ref: str, encoding: str | None = None) -> str:
     """RFC 3986 section 5.2.2 for a reference without scheme or authority."""
     hash_at = ref.find("#")
     if hash_at >= 0:
@@ -318,7 +364,7 @@ def _resolve_http(base: _Base, ref: str) -> str:
         path = path.replace("\\", "/")
         if not path.startswith("/"):
             path = base.path[: base.path.rfind("/") + 1] + path
-    return base.prefix + _normalize_path(path) + _normalize_query(query)
+    return base.prefix + _normalize_path(path) + _normalize_query(query, encoding)
 
 
 def _other_scheme(scheme_name: str, rest: str) -> str:
@@ -329,7 +375,7 @@ def _other_scheme(scheme_name: str, rest: str) -> str:
     return scheme_name + ":" + rest
 
 
-def _canonical(raw: str, base: str | None) -> str:
+def _canonical(raw: str, base: str | None, encoding: str | None = None) -> str:
     text = raw.strip(_C0_AND_SPACE)
     if "\t" in text or "\n" in text or "\r" in text:
         text = text.replace("\t", "").replace("\n", "").replace("\r", "")
@@ -344,28 +390,30 @@ def _canonical(raw: str, base: str | None) -> str:
         if base is not None and not rest.startswith(_TWO_SLASHES):
             parsed = _parse_base(base)
             if parsed.scheme == scheme_name:
-                return _resolve_http(parsed, rest)
-        return _absolute_http(scheme_name, rest)
+                return _resolve_http(parsed, rest, encoding)
+        return _absolute_http(scheme_name, rest, encoding)
     if base is None:
         raise BadURL("missing scheme")
     parsed = _parse_base(base)
     if parsed.scheme in _DEFAULT_PORTS:
         if text.startswith(_TWO_SLASHES):
-            return _absolute_http(parsed.scheme, text)
-        return _resolve_http(parsed, text)
+            return _absolute_http(parsed.scheme, text, encoding)
+        return _resolve_http(parsed, text, encoding)
     joined = urljoin(parsed.url, text)
     if _SCHEME_RE.match(joined) is None:
         raise BadURL("cannot resolve against base")
     return _canonical(joined, None)
 
 
-def canonical(raw: str, base: str | None = None) -> str:
+def canonical(raw: str, base: str | None = None, query_encoding: str | None = None) -> str:
     """Resolve raw against base and return the one canonical absolute spelling.
 
-    Raises BadURL, and nothing else, when no such form exists.
+    ``query_encoding`` is the encoding of the page the link is on, where it is not UTF-8:
+    browsers send an http(s) query's characters beyond ASCII in it. Raises BadURL, and
+    nothing else, when no such form exists.
     """
     try:
-        return _canonical(raw, base)
+        return _canonical(raw, base, query_encoding)
     except BadURL:
         raise
     except ValueError as exc:

@@ -267,6 +267,52 @@ def test_charset_header_beats_meta_and_bom_beats_both(odd_site: dict[str, Any]) 
     assert referrers(utf16) == [(site.url("/utf16be.html"), 3), (site.url("/utf16le.html"), 3)]
 
 
+def test_a_query_is_sent_in_the_encoding_of_its_page(run: Runner, serve) -> None:
+    """As browsers send it: a link's query in its page's legacy encoding, a character the
+    encoding lacks as '&#N;'; the path in UTF-8, as a UTF-16 page's query."""
+    latin = html(
+        "<html><body>",
+        '<a href="/find?q=café">café</a>',
+        '<a href="/café?q=€">euro</a>',
+        '<a href="/find?q=&#26085;">day</a>',
+        '<a href="/u16.html">UTF-16</a>',
+    )
+    wide = html("<html><body>", '<a href="/find?q=café">café</a>')
+    site = serve(
+        {
+            "/": Page(latin.encode("cp1252"), content_type="text/html; charset=windows-1252"),
+            "/u16.html": Page(wide.encode("utf-16"), content_type="text/html; charset=utf-16"),
+            "/find?q=caf%E9": Page("found"),
+            "/caf%C3%A9?q=%80": Page("found"),
+            "/find?q=%26%2326085%3B": Page("found"),
+            "/find?q=caf%C3%A9": Page("found"),
+        }
+    )
+    code, report = run.check_json(site.url("/"))
+    assert code == 0, report
+    urls = by_url(report)
+    for line, path in enumerate(("/find?q=caf%E9", "/caf%C3%A9?q=%80", "/find?q=%26%2326085%3B")):
+        assert referrers(urls[site.url(path)]) == [(site.url("/"), line + 2)]
+    assert referrers(urls[site.url("/find?q=caf%C3%A9")]) == [(site.url("/u16.html"), 2)]
+    assert all(hit.status == 200 for hit in site.requests() if hit.path != "/robots.txt")
+
+
+def test_a_lone_percent_sign_is_sent_as_browsers_send_it(run: Runner, serve) -> None:
+    """Not as '%25': nginx answers 400 to '/100%.html' (a browser gets that), and a file
+    named '100%.html' at '/100%25.html'."""
+    site = serve(
+        {
+            "/": Page(html("<html><body>", '<a href="/100%.html">all</a>')),
+            "/100%.html": Page("<h1>bad request</h1>", status=400),
+            "/100%25.html": Page("the file"),
+        }
+    )
+    code, report = run.check_json(site.url("/"))
+    assert code == 1
+    assert by_url(report)[site.url("/100%.html")]["http_status"] == 400
+    assert "/100%25.html" not in site.counts()
+
+
 def test_urls_of_100_kb_get_verdicts(odd_site: dict[str, Any]) -> None:
     urls, site = odd_site["urls"], odd_site["site"]
     page = site.url("/long-urls.html")

@@ -121,9 +121,12 @@ def assert_canonical_form(url: str) -> None:
     assert rest.startswith("//")
     assert "#" not in url and "\\" not in url
     assert all(c in UNRESERVED + SUB_DELIMS + "/?%" for c in url[len(name) + 3 :]), url
-    for escape in re.finditer(r"%(.?.?)", url):
-        assert re.fullmatch(r"[0-9A-F]{2}", escape.group(1)), url
-        assert chr(int(escape.group(1), 16)) not in UNRESERVED, url
+    for part in url[len(name) + 3 :].split("?", 1):  # the authority and path, the query
+        # a lone '%' is sent as it is, and no escape next to one is decoded
+        lone = re.search(r"%(?![0-9A-Fa-f]{2})", part) is not None
+        for escape in re.finditer(r"%([0-9A-Fa-f]{2})", part):
+            assert escape.group(1) == escape.group(1).upper(), url
+            assert lone or chr(int(escape.group(1), 16)) not in UNRESERVED, url
     authority, _, tail = rest[2:].partition("/")
     path, question, query = ("/" + tail).partition("?")
     assert not question or query, url

@@ -76,7 +76,10 @@ def test_dot_segments(raw: str, expected: str) -> None:
         ('http://h/"<>^`{|}', "http://h/%22%3C%3E%5E%60%7B%7C%7D"),
         ('http://h/?q="<>^`{|}\\', "http://h/?q=%22%3C%3E%5E%60%7B%7C%7D%5C"),
         ("http://h/a\x01b\x7f", "http://h/a%01b%7F"),
-        ("http://h/100%/%zz%4", "http://h/100%25/%25zz%254"),
+        ("http://h/100%/%zz%4", "http://h/100%/%zz%4"),  # a lone '%' is sent as it is
+        ("http://h/%%41?q=%%7e", "http://h/%%41?q=%%7E"),  # and decodes no escape after it
+        ("http://h/%%41?q=%7e", "http://h/%%41?q=~"),
+        ("http://h/% x", "http://h/%%20x"),
         (
             "http://h/!$&'()*+,;=:@[]?/?!$&'()*+,;=:@[]",
             "http://h/!$&'()*+,;=:@[]?/?!$&'()*+,;=:@[]",
@@ -87,6 +90,25 @@ def test_dot_segments(raw: str, expected: str) -> None:
 )
 def test_percent_encoding(raw: str, expected: str) -> None:
     assert canonical(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "base", "encoding", "expected"),
+    [
+        ("?q=café", "http://h/p", "cp1252", "http://h/p?q=caf%E9"),
+        ("é?q=é#x", "http://h/dir/p", "cp1252", "http://h/dir/%C3%A9?q=%E9"),  # not the path
+        ("http://h/?q=日本", None, "cp932", "http://h/?q=%93%FA%96%7B"),
+        ("//h/?q=é", "https://b/", "cp932", "https://h/?q=%26%23233%3B"),  # none in cp932
+        ("?q=%E9é", "http://h/", "cp1252", "http://h/?q=%E9%E9"),
+        ("?q=é", "http://h/", None, "http://h/?q=%C3%A9"),
+        ("mailto:é?subject=é", None, "cp1252", "mailto:é?subject=é"),
+    ],
+)
+def test_a_query_takes_the_encoding_of_its_page(
+    raw: str, base: str | None, encoding: str | None, expected: str
+) -> None:
+    """As browsers send an http(s) query from a page in a legacy encoding."""
+    assert canonical(raw, base, encoding) == expected
 
 
 def test_lone_surrogate_is_percent_encoded() -> None:
