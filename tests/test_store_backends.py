@@ -195,6 +195,32 @@ def test_links_keep_their_lines_and_referrers_come_in_one_order(store: Store) ->
     assert store.referrers(pass_id, []) == {}
 
 
+def test_the_end_of_a_crawl_indexes_links_by_target_while_the_report_is_read(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "memory.db")
+    index = "SELECT name FROM sqlite_master WHERE name = 'links_dst'"
+    # a crawl goes without the index; its end makes it on a connection of its own
+    store = open_store(db, crawl=True)
+    pass_id = crawl_by_hand(store)
+    referrers = {r.url: r.referrers for r in store.pass_urls(pass_id)}
+    store.close()
+    assert memory_rows(db, index) == [("links_dst",)]
+    assert not os.path.exists(db + "-wal")  # checkpointed and gone
+    assert referrers[f"{H}/gone"] == [(f"{H}/B", 8), (f"{H}/a", 3), (f"{H}/a", 9), (f"{H}/b", 1)]
+
+    # should its own connection fail to make the index, closing the memory makes it
+    import linkpatrol.store.sqlite as sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "LINKS_BY_TARGET", "CREATE INDEX links_dst ON nowhere(x)")
+    store = open_store(db, crawl=True)
+    crawl_by_hand(store)
+    assert memory_rows(db, index) == []
+    store.close()
+    assert memory_rows(db, index) == [("links_dst",)]
+    assert_memory_intact(db)
+
+
 @pytest.mark.backends
 def test_a_page_of_many_links_keeps_every_one_in_its_order(db: str, store: Store) -> None:
     # more links than one INSERT statement takes, the last statement a short one; links

@@ -587,8 +587,6 @@ class SqlStore(ABC):
         with self._tx() as s:
             self._serialize(s)
             self._reap(s)
-            if self.dialect.sole_crawler:
-                s.execute(LINKS_BY_TARGET)
             mine = s.execute(
                 "SELECT started_at, crew_since FROM workers WHERE id = ?", (self._owner,)
             ).fetchone()
@@ -626,7 +624,14 @@ class SqlStore(ABC):
                 (pass_id, self._owner),
             )
             self._count_verdicts(s, pass_id)
+        if self.dialect.sole_crawler:
+            self._index_links_by_target()
         return self._pass(pass_id)
+
+    def _index_links_by_target(self) -> None:
+        """Index the links by target again, once the crawl that went without it is over."""
+        with self._tx() as s:
+            s.execute(LINKS_BY_TARGET)
 
     # ---- workers: several crawlers sharing one pass -------------------------------------
 

@@ -13,13 +13,14 @@ import itertools
 import os
 import shutil
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from linkpatrol.model import StoreError
-from linkpatrol.store.sql import SCHEMA_VERSION, Dialect, Session, SqlStore
+from linkpatrol.store.sql import LINKS_BY_TARGET, SCHEMA_VERSION, Dialect, Session, SqlStore
 
 
 def _null(value: None) -> None:
@@ -70,6 +71,9 @@ def _forget_locks() -> None:
 os.register_at_fork(after_in_child=_forget_locks)
 
 
+# seconds the end of a crawl's own connection waits for the write lock; if it cannot
+# have it, closing the memory makes the index instead
+FINISH_TIMEOUT = 10.0
 STATEMENTS_KEPT = 512  # compiled statements the connection keeps: a batch's few sizes stay
 # rows of one INSERT or UPDATE (fewer where SQLite takes fewer variables): see _batches
 ROWS_PER_STATEMENT = 128
@@ -170,6 +174,8 @@ class SqliteStore(SqlStore):
         super().__init__()
         self.location = path
         self._lock_fd: int | None = None
+        self._finisher: threading.Thread | None = None
+        self._unfinished = False
         self.ephemeral = path == MEMORY_ONLY  # lives for this run only: nothing on disk
         created = self.ephemeral or not Path(path).exists()
         if not crawl and created:
@@ -360,11 +366,45 @@ class SqliteStore(SqlStore):
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.location}: {self._explain(exc)}") from None
 
+    def _index_links_by_target(self) -> None:
+        """The index, and checkpoints of the write-ahead log (else made at close), in a
+        thread of their own, on a connection of their own, while the report is read: the
+        crawl is over, and the other core is free."""
+        if self.ephemeral:
+            super()._index_links_by_target()
+            return
+        self._finisher = threading.Thread(target=self._finish, name="linkpatrol-finish")
+        self._finisher.start()
+
+    def _finish(self) -> None:
+        try:
+            db = sqlite3.connect(self.location, isolation_level=None, timeout=FINISH_TIMEOUT)
+            try:
+                # the crawl's pages into the file first: the report's reading, begun before
+                # the index is made, keeps the index's own pages in the log until it ends
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(LINKS_BY_TARGET)
+                db.execute("COMMIT")
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            finally:
+                db.close()  # rolls back what failed
+        except sqlite3.Error:
+            self._unfinished = True  # made again at close, where a failure is told
+
     def close(self) -> None:
         try:
-            self._db.close()
+            if self._finisher is not None:
+                self._finisher.join()
+                self._finisher = None
+                if self._unfinished:
+                    self._unfinished = False
+                    super()._index_links_by_target()
         finally:
-            self._unlock()
+            try:
+                self._db.close()
+            finally:
+                self._unlock()
 
 
 __all__ = ["SCHEMA_VERSION", "SQLITE", "SqliteStore"]
