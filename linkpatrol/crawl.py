@@ -182,8 +182,11 @@ class Crawl:
                 task.cancel()
             if self._inflight:
                 await asyncio.gather(*self._inflight, return_exceptions=True)
-            await self.fetcher.close()
-            self._parser.close()
+            try:
+                await self.fetcher.close()
+            finally:
+                # else parse workers left running would keep the process from exiting
+                self._parser.close()
             try:
                 await self._flush(final=True)
                 if complete:
