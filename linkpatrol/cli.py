@@ -428,6 +428,7 @@ def _collecting_less() -> Iterator[None]:
 def _run_check(settings: SiteSettings) -> ExitCode:
     from linkpatrol.crawl import Crawl
     from linkpatrol.inputs import prepare
+    from linkpatrol.loops import event_loop_factory
     from linkpatrol.plugins.host import PluginObserver, load_plugins
     from linkpatrol.progress import ConsoleObserver
     from linkpatrol.sites import check_environment
@@ -455,10 +456,10 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     try:
         watcher = PluginObserver(observer, plugins) if plugins else None
         crawl = Crawl(settings, store, watcher or observer)
-        with _collecting_less():
-            result = asyncio.run(_with_signals(crawl, observer))
+        with _collecting_less(), asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            result = runner.run(_with_signals(crawl, observer))
         if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
-            # asyncio.run restores the default handler on its way out
+            # the runner restores the default handler on its way out
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
         report = build_report(
             store,

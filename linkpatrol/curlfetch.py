@@ -43,6 +43,7 @@ from linkpatrol.fetch import (
     _sniff_html,
     parse_retry_after,
 )
+from linkpatrol.loops import unwatch
 from linkpatrol.sites import SiteRequest
 from linkpatrol.urls import origin
 
@@ -361,8 +362,9 @@ class CurlFetcher(Fetcher):
         # a socket's turn from writing to reading costs an epoll_ctl, not an asyncio handle
         self._selector: selectors.BaseSelector | None = None
         self._watching: dict[int, int] = {}  # the selector's sockets, with their events
-        self._timer: asyncio.TimerHandle | None = None
-        self._sweeper: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
+        self._timer_due = 0.0  # when that timer is due (a loop's handle may not say)
+        self._sweeper: asyncio.Handle | None = None
         self._transfers: dict[Any, _Transfer] = {}
         self._idle: list[Any] = []  # easy handles ready for another request
         self._guarded: set[Any] = set()  # easy handles with the --no-private callback
@@ -399,7 +401,7 @@ class CurlFetcher(Fetcher):
         selector, self._selector = self._selector, None
         if selector is not None:
             if self._loop is not None and not self._loop.is_closed():
-                self._loop.remove_reader(selector.fileno())  # type: ignore[attr-defined]
+                unwatch(self._loop, selector.fileno())  # type: ignore[attr-defined]
             selector.close()
         for handle in self._idle:
             handle.close()
@@ -463,9 +465,10 @@ class CurlFetcher(Fetcher):
         when = loop.time() + milliseconds / 1000
         timer = self._timer
         if timer is not None:
-            if timer.when() <= when:
+            if self._timer_due <= when:
                 return
             timer.cancel()
+        self._timer_due = when
         self._timer = loop.call_at(when, self._on_timeout)
 
     def _on_timeout(self) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
+from linkpatrol.loops import unwatch
 from linkpatrol.model import ACTIONS, MARKDOWN_TYPES, Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
@@ -278,6 +279,9 @@ class ParsePool:
         child.close()
         kid = _Kid(process, parent, room=_pipe_room(parent))
         asyncio.get_running_loop().add_reader(parent.fileno(), self._readable, kid)
+        # a loop may make what it watches non-blocking (libuv's does): a page bigger than
+        # the pipe is written whole while the worker reads it
+        os.set_blocking(parent.fileno(), True)
         self._kids.append(kid)
         return kid
 
@@ -328,8 +332,7 @@ class ParsePool:
 
     def _bury(self, kid: _Kid, reason: _KidGone) -> None:
         """Forget a dead or killed kid; its page fails, a new kid takes its place on demand."""
-        loop = asyncio.get_running_loop()
-        loop.remove_reader(kid.conn.fileno())
+        unwatch(asyncio.get_running_loop(), kid.conn.fileno())
         if kid.timer is not None:
             kid.timer.cancel()
         kid.conn.close()
@@ -388,7 +391,7 @@ class ParsePool:
         self._closed = True
         for kid in list(self._kids):
             with contextlib.suppress(RuntimeError, ValueError, OSError):
-                asyncio.get_running_loop().remove_reader(kid.conn.fileno())
+                unwatch(asyncio.get_running_loop(), kid.conn.fileno())
             if kid.timer is not None:
                 kid.timer.cancel()
             kid.conn.close()
