@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from linkpatrol.model import StoreError
+from linkpatrol.store import PassInfo, PassLimits
 from linkpatrol.store.sql import LINKS_BY_TARGET, SCHEMA_VERSION, Dialect, Session, SqlStore
 
 
@@ -370,11 +371,27 @@ class SqliteStore(SqlStore):
         """The index, and checkpoints of the write-ahead log (else made at close), in a
         thread of their own, on a connection of their own, while the report is read: the
         crawl is over, and the other core is free."""
+        self._finished()
         if self.ephemeral:
             super()._index_links_by_target()
             return
         self._finisher = threading.Thread(target=self._finish, name="linkpatrol-finish")
         self._finisher.start()
+
+    def _finished(self) -> None:
+        """Wait for the end of the last crawl; make the index here if it could not."""
+        if self._finisher is not None:
+            self._finisher.join()
+            self._finisher = None
+        if self._unfinished:
+            self._unfinished = False
+            super()._index_links_by_target()
+
+    def begin_pass(
+        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+    ) -> PassInfo:
+        self._finished()  # another crawl by this process: the last one's end is over
+        return super().begin_pass(start_urls, now, limits)
 
     def _finish(self) -> None:
         try:
@@ -394,12 +411,7 @@ class SqliteStore(SqlStore):
 
     def close(self) -> None:
         try:
-            if self._finisher is not None:
-                self._finisher.join()
-                self._finisher = None
-                if self._unfinished:
-                    self._unfinished = False
-                    super()._index_links_by_target()
+            self._finished()
         finally:
             try:
                 self._db.close()
