@@ -43,7 +43,7 @@ from linkpatrol.fetch import (
     _sniff_html,
     parse_retry_after,
 )
-from linkpatrol.loops import unwatch
+from linkpatrol.loops import unwatch, watch
 from linkpatrol.sites import SiteRequest
 from linkpatrol.urls import origin
 
@@ -377,7 +377,7 @@ class CurlFetcher(Fetcher):
         self._loop = asyncio.get_running_loop()
         self._selector = selectors.DefaultSelector()
         self._watching.clear()
-        self._loop.add_reader(self._selector.fileno(), self._on_sockets)
+        watch(self._loop, self._selector.fileno(), self._on_sockets)
         multi = pycurl.CurlMulti()
         multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
         multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)

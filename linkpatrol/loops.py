@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,18 @@ def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
+def watch(
+    loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[..., object], *args: Any
+) -> None:
+    """The loop calls ``callback(*args)`` whenever ``fd`` is readable; the descriptor stays
+    as blocking as it was (libuv's loop makes what it watches non-blocking, and a write
+    bigger than a pipe's room would then fail instead of waiting for the reader)."""
+    blocking = os.get_blocking(fd)
+    loop.add_reader(fd, callback, *args)
+    if os.get_blocking(fd) != blocking:
+        os.set_blocking(fd, blocking)
+
+
 def unwatch(loop: Any, fd: int) -> None:
     """The loop stops watching ``fd`` for reading.
 
@@ -29,4 +42,4 @@ def unwatch(loop: Any, fd: int) -> None:
     loop.remove_reader(fd)
 
 
-__all__ = ["event_loop_factory", "unwatch"]
+__all__ = ["event_loop_factory", "unwatch", "watch"]

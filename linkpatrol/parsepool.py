@@ -26,7 +26,7 @@ from typing import Any
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
-from linkpatrol.loops import unwatch
+from linkpatrol.loops import unwatch, watch
 from linkpatrol.model import ACTIONS, MARKDOWN_TYPES, Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
@@ -278,10 +278,8 @@ class ParsePool:
         process.start()
         child.close()
         kid = _Kid(process, parent, room=_pipe_room(parent))
-        asyncio.get_running_loop().add_reader(parent.fileno(), self._readable, kid)
-        # a loop may make what it watches non-blocking (libuv's does): a page bigger than
-        # the pipe is written whole while the worker reads it
-        os.set_blocking(parent.fileno(), True)
+        # blocking still: a page bigger than the pipe is written whole as the worker reads
+        watch(asyncio.get_running_loop(), parent.fileno(), self._readable, kid)
         self._kids.append(kid)
         return kid
 

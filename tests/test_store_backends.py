@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
@@ -210,8 +211,6 @@ def test_the_end_of_a_crawl_indexes_links_by_target_while_the_report_is_read(
     assert referrers[f"{H}/gone"] == [(f"{H}/B", 8), (f"{H}/a", 3), (f"{H}/a", 9), (f"{H}/b", 1)]
 
     # should its own connection fail to make the index, closing the memory makes it
-    import linkpatrol.store.sqlite as sqlite_store
-
     monkeypatch.setattr(sqlite_store, "LINKS_BY_TARGET", "CREATE INDEX links_dst ON nowhere(x)")
     store = open_store(db, crawl=True)
     crawl_by_hand(store)

@@ -316,6 +316,12 @@ _URL_COLUMNS = (
 )
 
 
+def _referrer(page: str, line: int | None) -> Referrer:
+    """Made as tuples are: the named tuple's constructor is Python code, and a big site's
+    report has millions."""
+    return tuple.__new__(Referrer, (page, line))
+
+
 class _OtherCrew(Exception):
     """Workers at work on other start URLs hold the memory."""
 
@@ -1141,11 +1147,7 @@ class SqlStore(ABC):
                 referrers: list[Referrer] = []
                 while pending_ref is not None and pending_ref[0] <= row[0]:
                     if pending_ref[0] == row[0]:
-                        # made as tuples are: the named tuple's constructor is Python code,
-                        # and a big site's report has millions
-                        referrers.append(
-                            tuple.__new__(Referrer, (pages[pending_ref[1]], pending_ref[2]))
-                        )
+                        referrers.append(_referrer(pages[pending_ref[1]], pending_ref[2]))
                     pending_ref = next(ref_rows, None)
                 yield _url_record(row, referrers)
 
@@ -1168,7 +1170,7 @@ class SqlStore(ABC):
                 for dst, page, line in s.execute(
                     self._referrer_query(condition), (pass_id, pass_id, *values)
                 ):
-                    found.setdefault(dst, []).append(Referrer(pages.setdefault(page, page), line))
+                    found.setdefault(dst, []).append(_referrer(pages.setdefault(page, page), line))
         return found
 
     def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[Referrer]]]:
@@ -1185,7 +1187,7 @@ class SqlStore(ABC):
                     if current is not None:
                         yield current, targets
                     current, targets = src, []
-                targets.append(Referrer(dst, line))
+                targets.append(_referrer(dst, line))
         if current is not None:
             yield current, targets
 
@@ -1284,7 +1286,7 @@ class SqlStore(ABC):
             if found is None:
                 return None
             referrers = [
-                Referrer(page, line)
+                _referrer(page, line)
                 for page, line in s.execute(
                     "SELECT s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
                     "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
@@ -1300,7 +1302,7 @@ class SqlStore(ABC):
         condition, values = d.member_url([url])
         with self._read() as s:
             return [
-                Referrer(target, line)
+                _referrer(target, line)
                 for target, line in s.execute(
                     "SELECT d.url, l.line FROM links l JOIN urls d ON d.id = l.dst "
                     f"WHERE l.src = (SELECT id FROM urls WHERE {condition}) AND {_NOT_WITHIN} "
