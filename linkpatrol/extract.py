@@ -338,12 +338,21 @@ _NEWLINE_IN_TAG_RE = re.compile(rb"<[a-z_:.][^>\n]*+\n")
 _QUOTED_GT_RE = re.compile(rb"""=[ \t\n\r\f]*+(?:"[^">]*+>|'[^'>]*+>)""")
 
 
+# All bytes but '<', '>' and newlines: what is left of a page is a twentieth of it
+_NOT_TAG_EDGE = bytes(sorted(set(range(256)) - set(b"<>\n")))
+
+
 def _one_line_tags_before(low: bytes) -> int:
     """A line before which every start tag in the source starts and ends on one line."""
-    first = min(
-        (m.start() for m in (_NEWLINE_IN_TAG_RE.search(low), _QUOTED_GT_RE.search(low)) if m),
-        default=len(low),
-    )
+    edges = low.translate(None, _NOT_TAG_EDGE)
+    # of a tag with a newline before its '>', what is left once only '<', '>' and
+    # newlines are: its '<' (and any other '<' before the newline), then the newline.
+    # Most pages have none, and the search for it by pattern is then not made.
+    newline = _NEWLINE_IN_TAG_RE.search(low) if b"<\n" in edges else None
+    quoted = _QUOTED_GT_RE.search(low)
+    if newline is None and quoted is None:
+        return min(edges.count(b"\n") + 1, _LINE_CAP)  # every newline is left
+    first = min(m.start() for m in (newline, quoted) if m is not None)
     return min(low.count(b"\n", 0, first) + 1, _LINE_CAP)
 
 

@@ -5,6 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linkpatrol.extract import (
+    _NEWLINE_IN_TAG_RE,
+    _QUOTED_GT_RE,
     Link,
     Page,
     _one_line_tags_before,
@@ -421,6 +423,32 @@ def test_empty_documents(body: bytes) -> None:
 def test_the_lines_where_every_tag_is_on_one_line(source: bytes, line: int) -> None:
     """Before this line libxml2's line (where a tag ends) is where the tag starts."""
     assert _one_line_tags_before(source) == line
+
+
+def _by_both_searches(low: bytes) -> int:
+    """The line as the two searches over the whole source find it, with no shortcut."""
+    found = [m.start() for m in (_NEWLINE_IN_TAG_RE.search(low), _QUOTED_GT_RE.search(low)) if m]
+    return min(low.count(b"\n", 0, min(found, default=len(low))) + 1, 65_535)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"<p>\n1 < 2\n<a href=/x>",  # a '<' that is no tag: the searches decide
+        b"<p title='it''s'>\n<a x=y z='>'>",  # quotes and '=' that only look the part
+        b'<p a=x"b>\n<a\n>',  # '=' not before its quote: the searches decide
+        b"<a href=\"/a\">\n<b c=\n'd>e'>\n",  # the quote after a newline
+    ],
+)
+def test_the_shortcut_leaves_the_line_as_the_searches_find_it(source: bytes) -> None:
+    assert _one_line_tags_before(source) == _by_both_searches(source)
+
+
+@FAST
+@given(st.lists(st.sampled_from([b"<", b">", b"\n", b"=", b'"', b"'", b" ", b"a", b"/", b"<a"])))
+def test_the_shortcut_never_differs_from_the_searches(pieces: list[bytes]) -> None:
+    source = b"".join(pieces)
+    assert _one_line_tags_before(source) == _by_both_searches(source)
 
 
 def test_lines_beyond_libxml2_limit() -> None:
