@@ -1,3 +1,3 @@
-from linkpatrol.cli import main
+from linkpatrol.cli import run
 
-raise SystemExit(main())
+run()

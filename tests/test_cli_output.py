@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -105,6 +106,39 @@ def test_usage_errors_exit_2_with_one_line_and_write_nothing(
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("linkpatrol") and needle in lines[0]
     assert sorted(os.listdir(run.cwd)) == []
+
+
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_a_reader_that_stops_reading_ends_the_command_as_it_ends_a_filter(
+    run: Runner, serve, command: str
+) -> None:
+    """``linkpatrol check ... | head``: the command dies of SIGPIPE, as cat or grep would,
+    with no traceback; the memory keeps the whole pass."""
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+    if command == "report":
+        assert run.check(site.url("/")).returncode == 1
+    args = [site.url("/")] if command == "check" else []
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "linkpatrol", command, "--db", run.db, "--format", "json", *args],
+        cwd=run.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the report is written
+    try:
+        errors = proc.stderr.read().decode()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+
+    assert proc.returncode == -signal.SIGPIPE, errors
+    assert errors == ""
+    again = run("report", "--db", run.db, "--format", "json")
+    report = json.loads(again.stdout)
+    assert (report["pass"], report["complete"], report["summary"]["broken"]) == (1, True, 2)
 
 
 def test_exit_3_when_stopped_early(run: Runner, serve) -> None:

@@ -560,6 +560,56 @@ def test_a_plugin_that_raises_is_named_once_and_disabled_while_the_crawl_goes_on
     assert again["plugins"] == report["plugins"]
 
 
+LINGERER = """
+    import atexit
+    import os
+    import threading
+    import time
+
+    from linkpatrol.plugins import Plugin
+
+
+    def _last_words():
+        with open("atexit.txt", "w") as out:
+            out.write("the thread had written first" if os.path.exists("thread.txt") else "alone")
+
+
+    class Lingerer(Plugin):
+        def pass_finished(self, info, report):
+            def late():
+                time.sleep(0.3)
+                with open("thread.txt", "w") as out:
+                    out.write("written")
+
+            threading.Thread(target=late).start()
+            atexit.register(_last_words)
+
+
+    class Farewell(Plugin):
+        def pass_finished(self, info, report):
+            atexit.register(_last_words)
+"""
+
+
+def test_a_plugin_s_threads_and_exit_handlers_end_as_python_ends_them(
+    run: Runner, serve: Any
+) -> None:
+    """The command leaves without tearing its objects down one by one, but not before
+    a thread a plugin started has ended and its exit handlers have run, in Python's order."""
+    site = serve({"/": Page("<p>hi</p>")})
+    write(run.cwd, "lingerer.py", LINGERER)
+
+    alone = run.check(site.url("/"), "--plugins", "lingerer:Farewell", env=own_plugins(run))
+
+    assert alone.returncode == 0, alone.stderr
+    assert (run.cwd / "atexit.txt").read_text() == "alone"
+    proc = run.check(site.url("/"), "--plugins", "lingerer:Lingerer", env=own_plugins(run))
+
+    assert proc.returncode == 0, proc.stderr
+    assert (run.cwd / "thread.txt").read_text() == "written"
+    assert (run.cwd / "atexit.txt").read_text() == "the thread had written first"
+
+
 def test_report_fields_that_are_not_json_disable_the_plugin(run: Runner, serve: Any) -> None:
     site = serve({"/": Page("<p>hi</p>")})
     write(
