@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 from linkpatrol import __version__, build
 from linkpatrol.config import (
@@ -33,6 +33,9 @@ from linkpatrol.config import (
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError
 from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.store import Store, open_store
+
+if TYPE_CHECKING:
+    from linkpatrol.report.json import Sharing
 
 T = TypeVar("T")
 
@@ -331,10 +334,34 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
     return build_settings(file_values, cli)
 
 
-def _emit(report: Report, settings: SiteSettings) -> None:
+def _sharing(settings: SiteSettings) -> Sharing | None:
+    """A helper process for half of a big JSON report, forked now, while the command has
+    one thread; none where it could not open the memory."""
+    from linkpatrol.helper import Helper
+    from linkpatrol.report.json import Sharing
+    from linkpatrol.store.sqlite import MEMORY_ONLY
+
+    if settings.format != "json" or settings.db == MEMORY_ONLY:
+        return None
+
+    helper = Helper.start()
+    return None if helper is None else Sharing(helper, settings.db)
+
+
+def _stop_sharing(sharing: Sharing | None) -> None:
+    if sharing is None:
+        return
+    sharing.helper.close()
+    for failure in sharing.failures:  # the report is whole all the same
+        sys.stderr.write(f"linkpatrol: the report's helper process failed ({failure})\n")
+
+
+def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None) -> None:
     if settings.quiet and report.complete and not report.failing and settings.format == "text":
         return
-    pieces = render_pieces(report, settings.format, graph_hosts=settings.graph_hosts)
+    pieces = render_pieces(
+        report, settings.format, graph_hosts=settings.graph_hosts, sharing=sharing
+    )
     if settings.output:
         try:
             out = open(settings.output, "w", encoding="utf-8")  # noqa: SIM115
@@ -447,11 +474,17 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     _check_output(settings)
     _check_log(settings)
     plugins = load_plugins(settings.plugins, settings.plugin_options)  # refused before any write
-    store = open_store(settings.db, crawl=True)  # a bad memory is refused before the log is touched
+    sharing = _sharing(settings)  # before the memory's connection pool starts its threads
+    try:
+        store = open_store(settings.db, crawl=True)  # a bad memory is refused before the log
+    except BaseException:
+        _stop_sharing(sharing)
+        raise
     try:
         observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
     except BaseException:
         store.close()
+        _stop_sharing(sharing)
         raise
     if not settings.robots:
         observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
@@ -475,10 +508,11 @@ def _run_check(settings: SiteSettings) -> ExitCode:
         if watcher is not None:
             watcher.finish(store, result.pass_info, report)
         observer.close()
-        _emit(report, settings)  # read URL by URL from the memory: before it is closed
+        _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
     finally:
         observer.close()
         store.close()
+        _stop_sharing(sharing)
     if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is said: a late Ctrl-C changes nothing
     # nor a SIGTERM or SIGHUP, even once Python, shutting down, has dropped its handlers
@@ -572,10 +606,14 @@ def _run_report(settings: SiteSettings) -> ExitCode:
             fail_on=settings.fail_on,
             check_anchors=settings.check_anchors != "off",
         )
-        _emit(report, settings)  # read URL by URL from the memory: before it is closed
+        _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
         return report
 
-    return _exit_code(_read_memory(settings, written))
+    sharing = _sharing(settings)
+    try:
+        return _exit_code(_read_memory(settings, written))
+    finally:
+        _stop_sharing(sharing)
 
 
 def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
@@ -673,9 +711,10 @@ def run() -> NoReturn:
     """The ``linkpatrol`` command: :func:`main`, then a quick exit.
 
     Once all is written, Python's teardown of the run's objects (50 ms after a crawl of
-    2,000 pages) is skipped; at-exit handlers still run, and threads a plugin left running
-    are waited for as Python waits for them. A reader that stops reading (``| head``) ends
-    the command as it ends any filter: by SIGPIPE, with nothing more said.
+    2,000 pages) is skipped; at-exit handlers still run, threads a plugin left running are
+    waited for as Python waits for them, and under a profiler Python ends as usual. A
+    reader that stops reading (``| head``) ends the command as it ends any filter: by
+    SIGPIPE, with nothing more said.
     """
     try:
         code = main()
@@ -683,6 +722,8 @@ def run() -> NoReturn:
     except BrokenPipeError:
         _end_of_pipe()
     main_thread = threading.main_thread()
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)  # a profiler or a coverage tool says its piece once the command returns
     if any(t.is_alive() and not t.daemon and t is not main_thread for t in threading.enumerate()):
         sys.exit(code)
     atexit._run_exitfuncs()

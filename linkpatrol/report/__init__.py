@@ -7,14 +7,17 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from linkpatrol import __version__
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.policy import site_prefix
-from linkpatrol.store import Change, PassInfo, Referrer, SlotUsage, Store, UrlRecord
+from linkpatrol.store import Change, Part, PassInfo, Referrer, SlotUsage, Store, UrlRecord
 from linkpatrol.verdict import is_reportable
+
+if TYPE_CHECKING:
+    from linkpatrol.report.json import Sharing
 
 JSON_SCHEMA_VERSION = 1
 MISSING_ANCHOR = "missing anchor"
@@ -135,7 +138,10 @@ class Tally:
 
 class StoredEntries:
     """Every URL of a pass as report entries, read again from the memory at each iteration,
-    so that a report of any size is never whole in memory. Good while the store is open."""
+    so that a report of any size is never whole in memory. Good while the store is open.
+
+    One part of them (see :class:`~linkpatrol.store.Part`) can be read apart, by another
+    process on a store of its own: :meth:`part_job` says all it needs."""
 
     def __init__(
         self,
@@ -146,6 +152,7 @@ class StoredEntries:
         xref: bool,
         history: dict[int, tuple[list[Change], bool]],
         tail: list[Entry],
+        part: Part | None = None,
     ) -> None:
         self._store = store
         self._pass_id = pass_id
@@ -153,13 +160,46 @@ class StoredEntries:
         self._xref = xref
         self._history = history  # url id: (changes of verdict, new in this pass)
         self._tail = tail  # entries the memory holds no row for (missing anchors)
+        self._part = part
 
-    def __iter__(self) -> Iterator[Entry]:
-        outlinks = self._store.outlinks(self._pass_id) if self._xref else iter(())
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def whole(self) -> bool:
+        """All of the pass's entries, not one part."""
+        return self._part is None
+
+    @property
+    def tail(self) -> list[Entry]:
+        return self._tail
+
+    def part(self, part: Part) -> StoredEntries:
+        """The entries of one part, without the tail."""
+        return StoredEntries(
+            self._store,
+            self._pass_id,
+            report_after=self._report_after,
+            xref=self._xref,
+            history=self._history,
+            tail=[],
+            part=part,
+        )
+
+    def part_job(self, part: Part) -> PartJob:
+        """What reading one part takes, for a process with its own store."""
+        history = {i: h for i, h in self._history.items() if i % part.parts == part.remainder}
+        return PartJob(self._pass_id, self._report_after, self._xref, history, part)
+
+    def numbered(self) -> Iterator[tuple[int, Entry]]:
+        """The stored entries (not the tail) with their URLs' ids, in the ids' order."""
+        xref, part = self._xref, self._part
+        outlinks = self._store.outlinks(self._pass_id, part) if xref else iter(())
         pending = next(outlinks, None)
-        for record in self._store.pass_urls(self._pass_id):
+        for record in self._store.pass_urls(self._pass_id, part=part):
             links: list[Referrer] | None = None
-            if self._xref:
+            if xref:
                 links = []
                 # both in the order of the URLs' ids: a merge, not a lookup
                 if pending is not None and pending[0] == record.url:
@@ -168,8 +208,34 @@ class StoredEntries:
             entry = entry_of(record, _reportable(record, self._report_after), links)
             if (known := self._history.get(record.id)) is not None:
                 entry.changes, entry.new = known
+            yield record.id, entry
+
+    def __iter__(self) -> Iterator[Entry]:
+        for _, entry in self.numbered():
             yield entry
         yield from self._tail
+
+
+@dataclass(frozen=True, slots=True)
+class PartJob:
+    """One part of a pass's entries, as another process reads it from its own store."""
+
+    pass_id: int
+    report_after: float
+    xref: bool
+    history: dict[int, tuple[list[Change], bool]]
+    part: Part
+
+    def entries(self, store: Store) -> StoredEntries:
+        return StoredEntries(
+            store,
+            self.pass_id,
+            report_after=self.report_after,
+            xref=self.xref,
+            history=self.history,
+            tail=[],
+            part=self.part,
+        )
 
 
 def _reportable(record: UrlRecord, report_after: float) -> bool:
@@ -445,12 +511,15 @@ def build_report(
     )
 
 
-def render_pieces(report: Report, fmt: str, *, graph_hosts: bool = False) -> Iterator[str]:
-    """The report as pieces of text to write one after another (JSON streams URL by URL)."""
+def render_pieces(
+    report: Report, fmt: str, *, graph_hosts: bool = False, sharing: Sharing | None = None
+) -> Iterator[str]:
+    """The report as pieces of text to write one after another (JSON streams URL by URL,
+    half of a big report's URLs written by the helper process of ``sharing``)."""
     if fmt == "json":
         from linkpatrol.report.json import iter_json
 
-        yield from iter_json(report)
+        yield from iter_json(report, sharing)
     else:
         yield render(report, fmt, graph_hosts=graph_hosts)
 

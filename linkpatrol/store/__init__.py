@@ -197,6 +197,15 @@ class WorkerInfo:
     slots: int  # its share of the per-host limit
 
 
+class Part(NamedTuple):
+    """One of ``parts`` parts of a pass's URLs: those whose id leaves ``remainder`` divided
+    by ``parts``. Discovery order mixes a site's most linked URLs (its navigation, found
+    first) among the parts, so that each part is as much work to report."""
+
+    remainder: int
+    parts: int
+
+
 class Store(Protocol):
     """What the crawl engine and the reports need from the memory."""
 
@@ -256,13 +265,19 @@ class Store(Protocol):
 
     def latest_pass(self) -> PassInfo | None: ...
 
-    def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]: ...
+    def pass_urls(
+        self, pass_id: int, with_referrers: bool = True, part: Part | None = None
+    ) -> Iterator[UrlRecord]:
+        """The pass's URLs (of one part of them, if given) in discovery order."""
+        ...
 
     def referrers(self, pass_id: int, url_ids: Sequence[int]) -> dict[int, list[Referrer]]:
         """The pages of the pass (and lines) that link to each of these URLs."""
         ...
 
-    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[Referrer]]]: ...
+    def outlinks(
+        self, pass_id: int, part: Part | None = None
+    ) -> Iterator[tuple[str, list[Referrer]]]: ...
 
     def verdicts(self, pass_id: int) -> dict[State, int]:
         """How many URLs of the pass have each verdict so far (checked in this pass)."""

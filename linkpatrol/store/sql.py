@@ -29,6 +29,7 @@ from linkpatrol.store import (
     Change,
     Discovered,
     Outcome,
+    Part,
     PassInfo,
     PassLimits,
     Referrer,
@@ -314,6 +315,13 @@ _URL_COLUMNS = (
     "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
     "last_checked, last_good, failing_since, last_modified, response_ms, first_seen"
 )
+
+
+def _in_part(column: str, part: Part | None) -> str:
+    """The condition that an id (a URL's) is of the part; TRUE for all of them."""
+    if part is None:
+        return "TRUE"
+    return f"{column} % {int(part.parts)} = {int(part.remainder)}"
 
 
 def _referrer(page: str, line: int | None) -> Referrer:
@@ -1123,8 +1131,11 @@ class SqlStore(ABC):
 
     # ---- reports ------------------------------------------------------------------
 
-    def pass_urls(self, pass_id: int, with_referrers: bool = True) -> Iterator[UrlRecord]:
-        """Every URL of the pass, in discovery order, with the pages (and lines) linking to it."""
+    def pass_urls(
+        self, pass_id: int, with_referrers: bool = True, part: Part | None = None
+    ) -> Iterator[UrlRecord]:
+        """Every URL of the pass (or of one part), in discovery order, with the pages (and
+        lines) linking to it."""
         with self._read() as s:
             pages: dict[int, str] = {}
             ref_rows: Iterator[Any] = iter(())
@@ -1137,9 +1148,12 @@ class SqlStore(ABC):
                         (pass_id, pass_id),
                     )
                 )
-                ref_rows = s.stream(self._referrer_query("TRUE", "s.id"), (pass_id, pass_id))
+                ref_rows = s.stream(
+                    self._referrer_query(_in_part("l.dst", part), "s.id"), (pass_id, pass_id)
+                )
             url_rows = s.stream(
-                f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? ORDER BY id",
+                f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? AND {_in_part('id', part)} "
+                "ORDER BY id",
                 (pass_id,),
             )
             pending_ref = next(ref_rows, None)
@@ -1173,14 +1187,17 @@ class SqlStore(ABC):
                     found.setdefault(dst, []).append(_referrer(pages.setdefault(page, page), line))
         return found
 
-    def outlinks(self, pass_id: int) -> Iterator[tuple[str, list[Referrer]]]:
+    def outlinks(
+        self, pass_id: int, part: Part | None = None
+    ) -> Iterator[tuple[str, list[Referrer]]]:
         current: str | None = None
         targets: list[Referrer] = []
         with self._read() as s:
             for src, dst, line in s.stream(
                 "SELECT s.url, d.url, l.line FROM links l JOIN urls s ON s.id = l.src "
                 "JOIN urls d ON d.id = l.dst WHERE s.links_pass = ? AND s.seen_pass = ? "
-                f"AND {_NOT_WITHIN} ORDER BY s.id, l.{self.dialect.link_order}",
+                f"AND {_NOT_WITHIN} AND {_in_part('s.id', part)} "
+                f"ORDER BY s.id, l.{self.dialect.link_order}",
                 (pass_id, pass_id),
             ):
                 if src != current:

@@ -1,0 +1,182 @@
+"""Half of a big JSON report written by a helper process: the same text as one process
+writes, whatever happens to the helper."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from linkpatrol.helper import Helper, HelperFailed
+from linkpatrol.report import Report, build_report
+from linkpatrol.report.json import SHARED_FROM, Sharing, iter_json, part_json
+from linkpatrol.store import Store, open_store
+from tests.conftest import Runner
+from tests.sitesrv import Page, html
+from tests.sitesrv import TestSite as LoopbackSite
+
+pytestmark = pytest.mark.backends
+
+PAGES = 40
+IMAGES = SHARED_FROM + 60  # enough URLs for the command to share the report
+
+
+def big_site(serve: Any, *, gone: int = -1) -> LoopbackSite:
+    """Pages that all link to the navigation and to images (some missing), a redirect,
+    and a missing anchor; page ``gone`` answers 404."""
+    pages: dict[str, Page] = {}
+    for n in range(PAGES):
+        images = [f'<img src="/img/{i}.png">' for i in range(n, IMAGES, PAGES)]
+        pages[f"/p/{n}.html"] = Page(
+            html(
+                '<a href="/">home</a> <a href="/p/0.html">first</a>',
+                f'<a href="/p/{(n + 1) % PAGES}.html">next</a>',
+                f'<a href="/p/{(n + 7) % PAGES}.html#top">later</a>',
+                *images,
+                '<a href="/missing.png">missing</a>',
+                '<a href="/p/1.html#nowhere">no such anchor</a>',
+            ),
+            status=404 if n == gone else 200,
+        )
+    for i in range(IMAGES):
+        if i % 97 != 5:
+            pages[f"/img/{i}.png"] = Page(b"\x89PNG", content_type="image/png")
+    pages["/"] = Page(
+        html(
+            '<h1 id="top">home</h1>',
+            *(f'<a href="/p/{n}.html">{n}</a>' for n in range(PAGES)),
+            '<a href="/old">moved</a>',
+        )
+    )
+    pages["/old"] = Page("", status=301, headers={"Location": "/p/3.html"})
+    for n in range(PAGES):  # every page has the anchor linked to
+        body = pages[f"/p/{n}.html"].body
+        assert isinstance(body, str)
+        pages[f"/p/{n}.html"].body = body.replace("<body>", '<body><p id="top">', 1)
+    return serve(pages)
+
+
+@pytest.fixture
+def crawled(run: Runner, serve: Any) -> str:
+    """A memory of two passes over the big site: a page broke in between."""
+    site = big_site(serve)
+    assert run.check(site.url("/"), "--check-anchors").returncode == 1
+    site.pages.update(big_site(serve, gone=5).pages)
+    proc = run.check(site.url("/"), "--check-anchors")
+    assert proc.returncode == 1, proc.stderr
+    return run.db
+
+
+def report_of(store: Store, *, xref: bool) -> Report:
+    return build_report(store, xref=xref, check_anchors=True)
+
+
+def written(report: Report, sharing: Sharing | None = None) -> str:
+    return "".join(iter_json(report, sharing))
+
+
+@pytest.fixture
+def store(crawled: str) -> Iterator[Store]:
+    opened = open_store(crawled, crawl=False)
+    yield opened
+    opened.close()
+
+
+def helper() -> Helper:
+    # the test's own threads (its servers, its runner) take no lock the helper needs
+    started = Helper.start(among_threads=True)
+    assert started is not None
+    return started
+
+
+@pytest.mark.parametrize("xref", [False, True])
+def test_the_helper_s_half_makes_the_same_report(store: Store, crawled: str, xref: bool) -> None:
+    alone = written(report_of(store, xref=xref))
+    sharing = Sharing(helper(), crawled, least=0)
+    try:
+        shared = written(report_of(store, xref=xref), sharing)
+    finally:
+        sharing.helper.close()
+
+    assert sharing.failures == []
+    assert shared == alone
+    report = json.loads(shared)
+    urls = [u["url"] for u in report["urls"]]
+    # every URL once, and the missing anchor (an entry of its own, no URL of the memory)
+    assert len(urls) == len(set(urls)) == report["summary"]["urls"] + 1 > SHARED_FROM
+    gone = next(u for u in report["urls"] if u["url"].endswith("/p/5.html"))
+    assert gone["new"] is True and len(gone["changes"]) == 2
+    assert any(u["url"].endswith("#nowhere") for u in report["urls"])  # the missing anchor
+
+
+class _Dying(Helper):
+    """A helper killed (SIGKILL) once its first batch has come."""
+
+    def _results(self) -> Iterator[Any]:
+        for count, item in enumerate(super()._results()):
+            yield item
+            if count == 0 and self.pid is not None:
+                os.kill(self.pid, signal.SIGKILL)
+
+
+def test_a_helper_killed_midway_leaves_the_rest_to_the_command(
+    store: Store, crawled: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("linkpatrol.report.json.SHARED_BATCH", 2000)  # many batches
+    alone = written(report_of(store, xref=False))
+    started = helper()
+    dying = _Dying(started._process, started._conn)
+    sharing = Sharing(dying, crawled, least=0)
+    try:
+        shared = written(report_of(store, xref=False), sharing)
+    finally:
+        dying.close()
+
+    assert shared == alone
+    assert len(sharing.failures) == 1
+    assert sharing.failures[0].startswith("the helper ended (exit code -9)")
+
+
+def test_a_helper_that_cannot_open_the_memory_leaves_it_all_to_the_command(
+    store: Store, tmp_path: Path
+) -> None:
+    alone = written(report_of(store, xref=False))
+    sharing = Sharing(helper(), str(tmp_path / "no-such.db"), least=0)
+    try:
+        shared = written(report_of(store, xref=False), sharing)
+    finally:
+        sharing.helper.close()
+
+    assert shared == alone
+    assert len(sharing.failures) == 1
+    assert "no such database" in sharing.failures[0]
+
+
+def test_a_helper_runs_one_job_and_says_why_it_failed(crawled: str) -> None:
+    started = helper()
+    try:
+        with pytest.raises(HelperFailed, match="no such database"):
+            list(started.run(part_json, None, "/nowhere/at/all.db"))
+        with pytest.raises(HelperFailed, match="has had its job"):
+            started.run(part_json, None, crawled)
+    finally:
+        started.close()
+    assert started.pid is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(started.pid, 0)
+
+
+def test_the_command_s_report_is_the_one_process_s(run: Runner, crawled: str, store: Store) -> None:
+    """The command forks its helper itself (it has one thread) and writes the same JSON."""
+    alone = written(report_of(store, xref=False))
+
+    proc = run("report", "--db", crawled, "--format", "json", "--check-anchors")
+
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+    assert proc.stdout == alone
