@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from linkpatrol import __version__
@@ -216,9 +216,9 @@ class StoredEntries:
         yield from self._tail
 
 
-@dataclass(frozen=True, slots=True)
-class PartJob:
-    """One part of a pass's entries, as another process reads it from its own store."""
+class PartJob(NamedTuple):
+    """One part of a pass's entries, as another process reads it from its own store (a
+    named tuple: it crosses to that process pickled, which compiled dataclasses refuse)."""
 
     pass_id: int
     report_after: float
