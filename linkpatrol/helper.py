@@ -126,6 +126,7 @@ class Helper:
                     yield payload
                 elif kind == _DONE:
                     finished = True
+                    self._conn.close()  # its one job done, it ends while the command goes on
                     return
                 else:
                     raise HelperFailed(str(payload))
