@@ -211,11 +211,11 @@ def _theirs(
 ) -> Iterator[tuple[int, str]]:
     """The helper's URLs, by id, as JSON (asked for at once); if it fails, the rest of
     them are written here."""
+    batches: Iterator[list[tuple[int, str]]] | None = None
     try:
         batches = sharing.helper.run(part_json, entries.part_job(_THEIRS), sharing.db)
     except HelperFailed as exc:
         sharing.failures.append(str(exc))
-        batches = iter(())
     return _received(entries, sharing, encode, batches)
 
 
@@ -223,18 +223,18 @@ def _received(
     entries: StoredEntries,
     sharing: Sharing,
     encode: Callable[[Any], str],
-    batches: Iterator[list[tuple[int, str]]],
+    batches: Iterator[list[tuple[int, str]]] | None,
 ) -> Iterator[tuple[int, str]]:
-    done = -1
-    try:
-        for batch in batches:
-            for url_id, text in batch:
-                done = url_id
-                yield url_id, text
-        if not sharing.failures:
+    done = -1  # the last id the helper sent
+    if batches is not None:
+        try:
+            for batch in batches:
+                for url_id, text in batch:
+                    done = url_id
+                    yield url_id, text
             return
-    except HelperFailed as exc:
-        sharing.failures.append(str(exc))
+        except HelperFailed as exc:
+            sharing.failures.append(str(exc))
     heads: dict[str, str] = {}
     for url_id, entry in entries.part(_THEIRS).numbered():
         if url_id > done:
