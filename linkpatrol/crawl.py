@@ -585,8 +585,9 @@ class Crawl:
 
     def _announce_links(self, outcome: Outcome) -> None:
         """Links the memory settles without a request (record, invalid) get their line too."""
+        record = Action.RECORD  # once: each look-up on the class is a call of its __getattr__
         for found in outcome.links or ():
-            if found.invalid is None and found.action is not Action.RECORD:
+            if found.invalid is None and found.action is not record:
                 continue
             if found.url in self._announced:
                 continue

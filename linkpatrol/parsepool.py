@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import multiprocessing
 import os
 import pickle
@@ -20,6 +21,7 @@ import signal
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
 from linkpatrol.loops import unwatch, watch
-from linkpatrol.model import ACTIONS, MARKDOWN_TYPES, Action, LinkpatrolError
+from linkpatrol.model import MARKDOWN_TYPES, Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL
@@ -55,8 +57,9 @@ class ParseFailure(Exception):
     """A page could not be parsed within the limits (its worker hung or died twice)."""
 
 
-# (url, line, action value, invalid reason, fragment) -- plain tuples cross the pipe cheaply
-_WireLink = tuple[str, int | None, str, str | None, str | None]
+# (url, line, action, invalid reason, fragment): a Discovered's fields in a plain tuple,
+# which crosses the pipe cheaply (each action once per page) and becomes a Discovered in C
+_WireLink = tuple[str, int | None, Action, str | None, str | None]
 _Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str]]
 
 
@@ -69,7 +72,7 @@ class LinkDecider:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self._cache: dict[tuple[str, str], tuple[str, str, str | None] | None] = {}
+        self._cache: dict[tuple[str, str], tuple[str, Action, str | None] | None] = {}
 
     @staticmethod
     def _bases(base: str) -> tuple[str, str, str, str]:
@@ -99,8 +102,8 @@ class LinkDecider:
         base: str,
         bases: tuple[str, str, str, str] | None = None,
         query_encoding: str | None = None,
-    ) -> tuple[str, str, str | None] | None:
-        """(url, action value, invalid reason), or None for an ignored URL."""
+    ) -> tuple[str, Action, str | None] | None:
+        """(url, action, invalid reason), or None for an ignored URL."""
         key = self._key(raw, bases or self._bases(base))
         if query_encoding is not None and not raw.isascii():
             key = (raw, f"{key[1]}\x00{query_encoding}")
@@ -110,14 +113,10 @@ class LinkDecider:
         try:
             target = self.policy.normalize(raw, base, query_encoding)
         except BadURL as exc:
-            answer: tuple[str, str, str | None] | None = (
-                raw[:2048],
-                Action.CHECK.value,
-                str(exc),
-            )
+            answer: tuple[str, Action, str | None] | None = (raw[:2048], Action.CHECK, str(exc))
         else:
             action = self.policy.action(target)
-            answer = None if action is Action.IGNORE else (target, action.value, None)
+            answer = None if action is Action.IGNORE else (target, action, None)
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = answer
@@ -152,19 +151,14 @@ class LinkDecider:
         return links, base_url, page.title, page.anchors
 
 
+# a Discovered made from its fields' tuple as tuples are made, in C: one per link of every
+# page, in the crawl process (the named tuple's own constructor is Python code)
+_discovered: Callable[[_WireLink], Discovered] = functools.partial(tuple.__new__, Discovered)
+
+
 def _from_wire(wire: _Wire) -> ParsedPage:
     links, base_url, title, anchors = wire
-    # made as tuples are, without the Python-level constructor of a named tuple: one per
-    # link of every page, in the crawl process
-    return ParsedPage(
-        [
-            tuple.__new__(Discovered, (url, line, ACTIONS[action], invalid, fragment))
-            for url, line, action, invalid, fragment in links
-        ],
-        base_url,
-        title,
-        anchors,
-    )
+    return ParsedPage(list(map(_discovered, links)), base_url, title, anchors)
 
 
 def extract_page(body: bytes, charset: str | None, content_type: str | None) -> Page:

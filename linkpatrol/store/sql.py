@@ -984,8 +984,9 @@ class SqlStore(ABC):
             targets: dict[str, tuple[Discovered, int | None]] = {}
             for outcome in outcomes:
                 for found in outcome.links or ():
-                    if found.url not in targets:
-                        targets[found.url] = (found, outcome.url_id)
+                    url = found.url
+                    if url not in targets:
+                        targets[url] = (found, outcome.url_id)
             ids = self._discover(s, pass_id, targets, now, origins) if targets else {}
 
             previous: dict[int, tuple[Any, ...]] = {}
@@ -1005,6 +1006,8 @@ class SqlStore(ABC):
             replaced: list[int] = []
             new_links: list[tuple[int, int, int | None, str | None]] = []
             requests, requested, parsed = extra_requests, 0, 0
+            # once: each look-up on an Enum class is a call of its __getattr__
+            ok, redirect, broken = State.OK, State.REDIRECT, State.BROKEN
             for o in outcomes:
                 requests += o.requests
                 requested += o.fetched
@@ -1016,11 +1019,11 @@ class SqlStore(ABC):
                     o.url_id, (o.url_id, None, None, None, None)
                 )
                 if o.checked:
-                    if o.state in (State.OK, State.REDIRECT):
+                    if o.state is ok or o.state is redirect:
                         last_good = now
-                    failing_since = (failing_since or now) if o.state is State.BROKEN else None
+                    failing_since = (failing_since or now) if o.state is broken else None
                     if old_state != o.state.value or (
-                        o.state is State.BROKEN and old_status != o.http_status
+                        o.state is broken and old_status != o.http_status
                     ):
                         history.append(
                             (o.url_id, now, pass_id, o.state.value, o.http_status, o.error)
@@ -1051,8 +1054,10 @@ class SqlStore(ABC):
                 )
                 if has_links and not o.links_unchanged:
                     replaced.append(o.url_id)
+                    src = o.url_id
                     new_links.extend(
-                        (o.url_id, ids[f.url], f.line, f.fragment) for f in o.links or ()
+                        (src, ids[url], line, fragment)
+                        for url, line, _, _, fragment in o.links or ()
                     )
             if updates:
                 s.update_many(
