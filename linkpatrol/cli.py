@@ -343,7 +343,6 @@ def _sharing(settings: SiteSettings) -> Sharing | None:
 
     if settings.format != "json" or settings.db == MEMORY_ONLY:
         return None
-
     helper = Helper.start()
     return None if helper is None else Sharing(helper, settings.db)
 

@@ -163,10 +163,6 @@ class StoredEntries:
         self._part = part
 
     @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
     def whole(self) -> bool:
         """All of the pass's entries, not one part."""
         return self._part is None
@@ -177,15 +173,7 @@ class StoredEntries:
 
     def part(self, part: Part) -> StoredEntries:
         """The entries of one part, without the tail."""
-        return StoredEntries(
-            self._store,
-            self._pass_id,
-            report_after=self._report_after,
-            xref=self._xref,
-            history=self._history,
-            tail=[],
-            part=part,
-        )
+        return self.part_job(part).entries(self._store)
 
     def part_job(self, part: Part) -> PartJob:
         """What reading one part takes, for a process with its own store."""
