@@ -9,11 +9,12 @@ import contextlib
 import errno
 import gc
 import os
+import select
 import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
@@ -378,14 +379,59 @@ def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None
             raise
     else:
         try:
-            sys.stdout.writelines(pieces)
-            sys.stdout.flush()
+            _to_stdout(pieces)
         except BrokenPipeError:
             raise
         except OSError as exc:
             # what could not be written goes nowhere, so that exiting does not try again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise LinkpatrolError(f"standard output: cannot write report: {_why(exc)}") from None
+
+
+STDOUT_CHUNK = 1 << 16  # characters of the report encoded and written at once
+
+
+def _to_stdout(pieces: Iterable[str]) -> None:
+    """Write the pieces to standard output whole, in big chunks.
+
+    Python's own text layer drops what a write leaves unwritten when standard output is
+    unbuffered (``python -u``, ``PYTHONUNBUFFERED``): the rest of a chunk that a pipe took
+    in part, or all of one that a pipe made non-blocking (by a process that shares it)
+    refused while full. Here what is left is written again, once the pipe has room.
+    """
+    out = sys.stdout
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    if fd < 0:  # standard output replaced by an object of the caller's
+        out.writelines(pieces)
+        out.flush()
+        return
+    out.flush()
+    encoding, errors = out.encoding or "utf-8", out.errors or "strict"
+    chunk: list[str] = []
+    size = 0
+    for piece in pieces:
+        chunk.append(piece)
+        size += len(piece)
+        if size >= STDOUT_CHUNK:
+            _write_all(fd, "".join(chunk).encode(encoding, errors))
+            chunk, size = [], 0
+    if chunk:
+        _write_all(fd, "".join(chunk).encode(encoding, errors))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` to ``fd``, however little each write takes."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
+            continue
+        view = view[written:]
 
 
 def _why(exc: OSError) -> str:

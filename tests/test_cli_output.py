@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -139,6 +140,51 @@ def test_a_reader_that_stops_reading_ends_the_command_as_it_ends_a_filter(
     again = run("report", "--db", run.db, "--format", "json")
     report = json.loads(again.stdout)
     assert (report["pass"], report["complete"], report["summary"]["broken"]) == (1, True, 2)
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_a_report_to_a_full_non_blocking_pipe_is_written_whole(
+    run: Runner, serve, unbuffered: bool
+) -> None:
+    """Standard output a pipe that a process sharing it made non-blocking, read slowly:
+    the report waits for room rather than losing what did not fit (an unbuffered Python
+    dropped it, a buffered one gave up)."""
+    pages = {"/": Page(html(*(f'<a href="/p/{n}.txt">{n}</a>' for n in range(600))))}
+    pages.update({f"/p/{n}.txt": Page("x", content_type="text/plain") for n in range(600)})
+    site = serve(pages)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    command = ["check", "--db", run.db, "--format", "json", site.url("/")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "linkpatrol", *command],
+        cwd=run.cwd,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(write_end)
+    received = bytearray()
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:  # 4 KB at a time, far slower than it is written
+            if not select.select([read_end], [], [], 0.1)[0]:
+                continue
+            chunk = os.read(read_end, 4096)
+            if not chunk:
+                break
+            received += chunk
+            time.sleep(0.002)
+        errors = proc.communicate(timeout=60)[1].decode()
+    finally:
+        os.close(read_end)
+        proc.kill()
+
+    assert proc.returncode == 0, errors
+    assert len(json.loads(received)["urls"]) == 601
 
 
 def test_exit_3_when_stopped_early(run: Runner, serve) -> None:
