@@ -215,10 +215,30 @@ class Ledger:
             return [a for a in self.arrivals if a.run == run]
 
 
+def sessions_ended(db: str) -> None:
+    """On PostgreSQL, wait until the stopped run's sessions are gone (its processes are,
+    but the server notices a dead client's connection a moment later): a COMMIT the run
+    sent just before its end is finished by then, and the memory is what it will stay."""
+    deadline = time.monotonic() + SETTLE_LIMIT
+    while time.monotonic() < deadline:
+        (others,) = memory_rows(
+            db,
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE application_name = current_setting('application_name') "
+            "AND pid <> pg_backend_pid()",
+        )[0]
+        if others == 0:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"sessions of a stopped run still open after {SETTLE_LIMIT} s")
+
+
 def memory_done(db: str, start: str) -> tuple[bool, list[int], bool, set[str]]:
     """Whether the memory has its tables yet, its passes, whether the last is complete,
     and the site paths whose outcome in the last the memory has."""
-    if not is_postgres(db) and not Path(db).exists():
+    if is_postgres(db):
+        sessions_ended(db)
+    elif not Path(db).exists():
         return False, [], False, set()
     try:
         passes = memory_rows(db, "SELECT id, complete FROM passes ORDER BY id")
