@@ -383,8 +383,7 @@ def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None
         except BrokenPipeError:
             raise
         except OSError as exc:
-            # what could not be written goes nowhere, so that exiting does not try again
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _stdout_to_nowhere()
             raise LinkpatrolError(f"standard output: cannot write report: {_why(exc)}") from None
 
 
@@ -766,9 +765,9 @@ def run() -> NoReturn:
         sys.stdout.flush()
     except BrokenPipeError:
         _end_of_pipe()
-    main_thread = threading.main_thread()
     if sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)  # a profiler or a coverage tool says its piece once the command returns
+    main_thread = threading.main_thread()
     if any(t.is_alive() and not t.daemon and t is not main_thread for t in threading.enumerate()):
         sys.exit(code)
     atexit._run_exitfuncs()
@@ -782,10 +781,14 @@ def run() -> NoReturn:
     os._exit(code)
 
 
+def _stdout_to_nowhere() -> None:
+    """What could not be written goes nowhere, so that exiting does not try again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _end_of_pipe() -> NoReturn:
     """Standard output's reader has gone: end as a filter does, by SIGPIPE."""
-    # what is still unwritten goes nowhere, so that exiting does not try again
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _stdout_to_nowhere()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGPIPE)
     sys.exit(128 + signal.SIGPIPE)  # the signal is blocked: the code a shell would show
