@@ -8,7 +8,6 @@ a bounded window of claimed tasks and a short list of outcomes not yet written.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import time
 from collections import deque
@@ -85,6 +84,11 @@ class CrawlResult:
     stop_reason: str | None
 
 
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class Crawl:
     """One run of the engine over one pass (new or resumed)."""
 
@@ -101,7 +105,9 @@ class Crawl:
         self._outcomes: list[Outcome] = []
         self._extra_requests = 0
         self._inflight: set[asyncio.Task[None]] = set()
-        self._wake = asyncio.Event()
+        # the loop's wake-up: set by whatever settles or frees something, read each round
+        self._woken = False
+        self._waiter: asyncio.Future[None] | None = None
         self._stop_reason: str | None = None
         self._fatal: BaseException | None = None
         self._pass: PassInfo | None = None
@@ -127,11 +133,32 @@ class Crawl:
         """Run a store call on the store's own thread, never on the event loop."""
         return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
 
+    def _wake(self) -> None:
+        """Have the loop run a round now (or as soon as the one running ends)."""
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _sleep(self, wait: float) -> None:
+        """Until a wake-up (none waits if one came during the round) or for ``wait``
+        seconds: a future and a timer, which cost a third of an Event in a timeout."""
+        if self._woken:
+            return
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(wait, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
     def stop(self, reason: str) -> None:
         """Stop taking new work (a signal, --max-time, --max-requests)."""
         if self._stop_reason is None:
             self._stop_reason = reason
-        self._wake.set()
+        self._wake()
 
     # ---- the run -------------------------------------------------------------------
 
@@ -259,7 +286,7 @@ class Crawl:
         try:
             while True:
                 # cleared before the work, so whatever this round settles wakes the next
-                self._wake.clear()
+                self._woken = False
                 if job is not None and job.done():
                     done, job = job, None
                     done.result()
@@ -310,7 +337,7 @@ class Crawl:
                         step = check_done()
                     if step is not None:
                         job = asyncio.ensure_future(step)
-                        job.add_done_callback(lambda _: self._wake.set())
+                        job.add_done_callback(lambda _: self._wake())
                 self._dispatch()
                 self._sample(time.monotonic())
                 if self._budget_spent and not self._inflight and not self._outcomes:
@@ -319,9 +346,7 @@ class Crawl:
                 wait = self._next_wait()
                 if poll_after > now:
                     wait = min(wait, max(poll_after - now, 0.001))
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(wait):
-                        await self._wake.wait()
+                await self._sleep(wait)
         finally:
             if job is not None:
                 # a batch half written or a claim half taken is finished, not dropped
@@ -565,14 +590,14 @@ class Crawl:
             self.stats.in_flight = len(self._inflight)
             if not t.cancelled() and t.exception() is not None:
                 self._fail(t.exception())  # type: ignore[arg-type]
-            self._wake.set()
+            self._wake()
 
         task.add_done_callback(done)
 
     def _fail(self, exc: BaseException) -> None:
         if self._fatal is None:
             self._fatal = exc
-        self._wake.set()
+        self._wake()
 
     def _settle(self, task: Task, outcome: Outcome) -> None:
         self._outcomes.append(outcome)
@@ -581,7 +606,7 @@ class Crawl:
             self.stats.broken += 1
         self.observer.url_checked(task.url, outcome)
         self._announce_links(outcome)
-        self._wake.set()
+        self._wake()
 
     def _announce_links(self, outcome: Outcome) -> None:
         """Links the memory settles without a request (record, invalid) get their line too."""
@@ -692,7 +717,7 @@ class Crawl:
                     requests += response.attempts
         finally:
             host.active -= 1
-            self._wake.set()
+            self._wake()
         outcome = await self._judge(task, action, response)
         outcome.requests = requests
         outcome.fetched = True
