@@ -729,3 +729,29 @@ def test_a_crawler_killed_with_sigkill_frees_the_memory_at_once(postgres_url: st
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+def test_sqlite_crawl_journals_statements_in_memory_and_the_report_sorts_on_file(
+    tmp_path: Any,
+) -> None:
+    """A crawl's batches keep their statement journals in memory (they went to a new
+    temporary file each, past 64 KB); from the end of the run, the report's sorts of every
+    link spill to a file again, as they must on a big site."""
+    store = sqlite_store.SqliteStore(str(tmp_path / "memory.db"), crawl=True)
+    try:
+
+        def temp_store() -> int:
+            return int(store._db.execute("PRAGMA temp_store").fetchone()[0])
+
+        default = temp_store()
+        assert default != 2
+        for _ in range(2):  # and again for a second pass by the same store
+            info = store.begin_pass([f"{H}/"], T0)
+            assert temp_store() == 2  # MEMORY
+            store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+            store.complete(info.id, [answer(t) for t in claim_all(store, info.id)], T0)
+            assert temp_store() == 2
+            store.end_run(info.id, 1.0, T0 + 1, False, "SIGINT")
+            assert temp_store() == default
+    finally:
+        store.close()

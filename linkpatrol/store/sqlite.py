@@ -274,6 +274,7 @@ class SqliteStore(SqlStore):
         db.execute("PRAGMA cache_size = -8192")
         db.execute("PRAGMA wal_autocheckpoint = 4096")
         # temporary b-trees (the report's sort of every link) spill to a file, not to memory
+        # (a crawl keeps its statement journals in memory: see begin_pass)
         with self._tx() as s:
             self._create_schema(s)
 
@@ -371,6 +372,8 @@ class SqliteStore(SqlStore):
         """The index, and checkpoints of the write-ahead log (else made at close), in a
         thread of their own, on a connection of their own, while the report is read: the
         crawl is over, and the other core is free."""
+        # the report's sorts (of every link, on a big site) spill to a file again
+        self._db.execute("PRAGMA temp_store = DEFAULT")
         self._finished()
         if self.ephemeral:
             super()._index_links_by_target()
@@ -391,6 +394,10 @@ class SqliteStore(SqlStore):
         self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
     ) -> PassInfo:
         self._finished()  # another crawl by this process: the last one's end is over
+        # A statement that writes many rows keeps the pages it changes in a journal of its
+        # own, which past 64 KB goes to a temporary file: each batch of a crawl made one
+        # (and deleted it). In memory it is as big as one statement's rows at most.
+        self._db.execute("PRAGMA temp_store = MEMORY")
         return super().begin_pass(start_urls, now, limits)
 
     def _finish(self) -> None:
