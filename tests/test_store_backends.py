@@ -755,3 +755,18 @@ def test_sqlite_crawl_journals_statements_in_memory_and_the_report_sorts_on_file
             assert temp_store() == default
     finally:
         store.close()
+
+
+def test_sqlite_reader_sorts_in_the_same_cache_as_the_crawler(tmp_path: Any) -> None:
+    """A report's reader (the command's, a helper's, 'linkpatrol report') keeps sorts of
+    up to 8 MB in memory, as the crawler does; SQLite's default 2 MB spilled the 2,000-page
+    benchmark's sort of its links to a temporary file."""
+    path = str(tmp_path / "memory.db")
+    crawler = sqlite_store.SqliteStore(path, crawl=True)
+    crawler.close()
+    for crawl in (True, False):
+        store = sqlite_store.SqliteStore(path, crawl=crawl)
+        try:
+            assert store._db.execute("PRAGMA cache_size").fetchone()[0] == -8192
+        finally:
+            store.close()
