@@ -251,3 +251,17 @@ def test_output_to_an_unwritable_place_is_one_line(run: Runner, serve) -> None:
     assert len(proc.stderr.splitlines()) == 1 and "no/such/dir/report.txt" in proc.stderr
     assert site.counts() == {}, "refused before crawling"
     assert not Path(run.db).exists()
+
+
+def test_report_times_are_written_as_datetime_writes_them_however_many_they_are() -> None:
+    """Report times are remembered once written; more of them than are kept still come
+    out right, and the same time twice comes out the same."""
+    from datetime import UTC, datetime
+
+    from linkpatrol.report import iso
+
+    stamps = [1_700_000_000.0 + i * 0.37 for i in range(5_000)] + [-0.5, 0.0, 1e9 + 0.9999995]
+    for _ in range(2):
+        for stamp in stamps:
+            assert iso(stamp) == datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
+    assert iso(None) is None

@@ -329,10 +329,23 @@ def start_url_of(report: Report, url: str) -> str | None:
     return None
 
 
+# timestamps already written as ISO 8601: a batch of outcomes is written with one time, so
+# a report's URLs share a few hundred of them (2 us each to format)
+_ISO: dict[float, str] = {}
+_ISO_KEPT = 4096
+
+
 def iso(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
-    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+    text = _ISO.get(timestamp)
+    if text is None:
+        if len(_ISO) >= _ISO_KEPT:
+            _ISO.clear()
+        text = _ISO[timestamp] = datetime.fromtimestamp(timestamp, UTC).isoformat(
+            timespec="seconds"
+        )
+    return text
 
 
 def moment(timestamp: float | None) -> str:
