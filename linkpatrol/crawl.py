@@ -136,9 +136,8 @@ class Crawl:
     def _wake(self) -> None:
         """Have the loop run a round now (or as soon as the one running ends)."""
         self._woken = True
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if self._waiter is not None:
+            _resolve(self._waiter)
 
     async def _sleep(self, wait: float) -> None:
         """Until a wake-up (none waits if one came during the round) or for ``wait``

@@ -30,7 +30,8 @@ class HelperFailed(Exception):
 
 
 def _serve(conn: Connection, inherited: list[Connection]) -> None:
-    """The helper's loop: run the job sent, send back what it yields, until the pipe closes.
+    """The helper's life: run the one job sent, send back what it yields, and end (also
+    when the pipe closes first).
 
     Terminal signals go to the whole process group; the command decides what they mean,
     so the helper ignores them and ends when its pipe closes.
@@ -39,25 +40,22 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
         signal.signal(signum, signal.SIG_IGN)
     for other in inherited:
         other.close()
-    while True:
-        try:
-            job = conn.recv_bytes()
-        except (EOFError, OSError):
-            return
-        try:
-            module, name, args = pickle.loads(job)
-            fn = getattr(importlib.import_module(module), name)
-            for item in fn(*args):
-                conn.send_bytes(pickle.dumps((_ITEM, item), protocol=pickle.HIGHEST_PROTOCOL))
-            answer: tuple[str, Any] = (_DONE, None)
-        except (BrokenPipeError, ConnectionResetError):
-            return  # the command stopped listening
-        except Exception as exc:
-            answer = (_FAILED, f"{type(exc).__name__}: {exc}")
-        try:
-            conn.send_bytes(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
-        except OSError:
-            return
+    try:
+        job = conn.recv_bytes()
+    except (EOFError, OSError):
+        return
+    try:
+        module, name, args = pickle.loads(job)
+        fn = getattr(importlib.import_module(module), name)
+        for item in fn(*args):
+            conn.send_bytes(pickle.dumps((_ITEM, item), protocol=pickle.HIGHEST_PROTOCOL))
+        answer: tuple[str, Any] = (_DONE, None)
+    except (BrokenPipeError, ConnectionResetError):
+        return  # the command stopped listening
+    except Exception as exc:
+        answer = (_FAILED, f"{type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):
+        conn.send_bytes(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class Helper:

@@ -235,9 +235,16 @@ def _received(
             return
         except HelperFailed as exc:
             sharing.failures.append(str(exc))
+    yield from _texts(entries.part(_THEIRS), encode, after=done)
+
+
+def _texts(
+    entries: StoredEntries, encode: Callable[[Any], str], after: int = -1
+) -> Iterator[tuple[int, str]]:
+    """Each stored URL's id and whole JSON object, for the ids above ``after``."""
     heads: dict[str, str] = {}
-    for url_id, entry in entries.part(_THEIRS).numbered():
-        if url_id > done:
+    for url_id, entry in entries.numbered():
+        if url_id > after:
             yield url_id, "".join(_entry_pieces(entry, encode, heads))
 
 
@@ -245,12 +252,9 @@ def part_json(job: PartJob, db: str) -> Iterator[list[tuple[int, str]]]:
     """In a helper: the JSON of one part's URLs, with their ids, in batches."""
     store = open_store(db, crawl=False)
     try:
-        encode = _encoder()
-        heads: dict[str, str] = {}
         batch: list[tuple[int, str]] = []
         size = 0
-        for url_id, entry in job.entries(store).numbered():
-            text = "".join(_entry_pieces(entry, encode, heads))
+        for url_id, text in _texts(job.entries(store), _encoder()):
             batch.append((url_id, text))
             size += len(text)
             if size >= SHARED_BATCH:
