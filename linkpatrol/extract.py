@@ -12,24 +12,27 @@ import functools
 import html
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from lxml import etree
 
 __all__ = ["Link", "Page", "css_urls", "extract_html", "sniff_encoding"]
 
 
-@dataclass(slots=True)
-class Link:
-    """One link as written in the page, with where it was written.
-
-    Not frozen: a page makes one per link, and a frozen class's constructor sets each field
-    through ``object.__setattr__``, three times as slow."""
+class Link(NamedTuple):
+    """One link as written in the page, with where it was written."""
 
     url: str
     line: int
     tag: str
     attr: str
+
+
+# a Link made from its fields' tuple as tuples are made, in C: a page makes one per link
+# (the named tuple's own constructor, like a dataclass's, is Python code: 0.3 us a link)
+_link: Callable[[tuple[str, int, str, str]], Link] = functools.partial(tuple.__new__, Link)
 
 
 @dataclass(frozen=True, slots=True)
@@ -617,6 +620,13 @@ class _Collector:
         found: list[tuple[str, str]],
         style: str | None,
     ) -> None:
+        links = self.links
+        if style is None and tag != "style":  # most elements: attributes only
+            if found:
+                start = self.locator.locate(tag, element.sourceline, found[0][1])[0]
+                for attr, url in found:
+                    links.append(_link((url, start, tag, attr)))
+            return
         style_urls = css_urls(style) if style else []
         css = element.text if tag == "style" else None
         block_urls = css_urls(css) if css else []
@@ -624,13 +634,12 @@ class _Collector:
             return
         first_value = found[0][1] if found else style
         start, end = self.locator.locate(tag, element.sourceline, first_value)
-        links = self.links
         for attr, url in found:
-            links.append(Link(url, start, tag, attr))
+            links.append(_link((url, start, tag, attr)))
         for url, _ in style_urls:
-            links.append(Link(url, start, tag, "style"))
+            links.append(_link((url, start, tag, "style")))
         for url, offset in block_urls:
-            links.append(Link(url, end + offset - 1, "style", "css"))
+            links.append(_link((url, end + offset - 1, "style", "css")))
 
     def page(self, encoding: str) -> Page:
         return Page(
@@ -643,8 +652,10 @@ class _Collector:
 
 
 def _extract(body: bytes, encoding: str) -> Page:
-    text = _decode(body, encoding)
-    data = text.encode("utf-8", "replace")
+    if encoding == "utf-8" and body.isascii() and b"\x00" not in body and b"\r" not in body:
+        data = body  # most pages: decoded and encoded again, they would come out the same
+    else:
+        data = _decode(body, encoding).encode("utf-8", "replace")
     if not data.strip():
         return _empty(encoding)
     parser = _parser()
