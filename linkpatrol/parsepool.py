@@ -45,6 +45,8 @@ _CACHE_LIMIT = 10_000
 _DEPTH = 3
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/', '?', '#'
 _UNICODE = ("utf-8", "utf-16", "utf-32")  # Python's names of the encodings of all Unicode
+_WEB = ("http://", "https://")  # links with these starts mean the same on every page
+_UNDECIDED: Any = object()  # not in the decider's cache (None there is an ignored link)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,8 @@ class LinkDecider:
             return raw, bases[0]
         if first == "?":
             return raw, bases[1]
+        if raw.startswith(_WEB):  # the commonest scheme of their own, told without a match
+            return raw, ""
         scheme = _SCHEME_RE.match(raw) if ":" in raw else None
         if scheme is not None:  # a scheme of its own (http://, mailto:, ...)
             if scheme.group().lower() in ("http:", "https:") and raw[scheme.end() :][:2] != "//":
@@ -109,9 +113,13 @@ class LinkDecider:
         key = self._key(raw, bases or self._bases(base))
         if query_encoding is not None and not raw.isascii():
             key = (raw, f"{key[1]}\x00{query_encoding}")
-        cache = self._cache
-        if key in cache:  # not a KeyError caught: 40% of a site's links are new to a worker
-            return cache[key]
+        answer = self._cache.get(key, _UNDECIDED)
+        return self._decide(raw, base, key, query_encoding) if answer is _UNDECIDED else answer
+
+    def _decide(
+        self, raw: str, base: str, key: tuple[str, str], query_encoding: str | None
+    ) -> tuple[str, Action, str | None] | None:
+        """A link not decided before, under its cache key."""
         try:
             target = self.policy.normalize(raw, base, query_encoding)
         except BadURL as exc:
@@ -138,6 +146,8 @@ class LinkDecider:
                 base = url
         links: list[_WireLink] = []
         bases = self._bases(base)
+        origin, folder = bases[0], bases[2]
+        cache = self._cache
         for link in page.links:
             raw, hashed, fragment = link.url.partition("#")
             if not raw.strip(HTML_SPACE):  # "#top": within the page the base names (this one)
@@ -145,7 +155,23 @@ class LinkDecider:
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue
-            answer = self.decide(raw, base, bases, encoding)
+            # the commonest keys made here, as _key makes them, and looked up (most links
+            # were decided on an earlier page); the rest as decide() makes them
+            first = raw[0]
+            if first == "/":
+                key = (raw, origin)
+            elif raw.startswith(_WEB):
+                key = (raw, "")
+            elif first == "?" or ":" in raw:
+                key = self._key(raw, bases)
+            else:
+                key = (raw, folder)
+            if encoding is None or raw.isascii():
+                answer = cache.get(key, _UNDECIDED)
+                if answer is _UNDECIDED:
+                    answer = self._decide(raw, base, key, encoding)
+            else:
+                answer = self.decide(raw, base, bases, encoding)
             if answer is not None:
                 links.append(
                     (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)

@@ -32,7 +32,15 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from linkpatrol.config import Rewrite, SiteSettings
-from linkpatrol.extract import _LINK_ATTRS, Page, _extract, css_urls, extract_html, sniff_encoding
+from linkpatrol.extract import (
+    _LINK_ATTRS,
+    Link,
+    Page,
+    _extract,
+    css_urls,
+    extract_html,
+    sniff_encoding,
+)
 from linkpatrol.model import Action
 from linkpatrol.parsepool import LinkDecider
 from linkpatrol.policy import HookError, Policy
@@ -565,6 +573,34 @@ def test_a_decision_remembered_from_one_page_is_the_one_another_page_would_make(
     assert shared.decide(raw, second) == LinkDecider(Policy(settings)).decide(raw, second)
 
 
+@examples(300)
+@given(
+    raws=st.lists(st.one_of(raw_urls, st.sampled_from(["http://site.example/x#f", "HTTP://a/b",
+                                                        "https://a/b?c", "/abs", "rel/x", "?q",
+                                                        "#top", "mailto:m@x", "http:rel"])),
+                  max_size=8),
+    first=page_bases,
+    second=page_bases,
+    encoding=st.sampled_from(["utf-8", "utf-16-le", "cp1252", "shift_jis"]),
+)  # fmt: skip
+def test_a_page_decided_with_links_remembered_is_each_link_decided_alone(
+    raws: list[str], first: str, second: str, encoding: str
+) -> None:
+    """What a worker sends for a page after others is what each of its links gives on its
+    own, on a worker that has decided nothing yet."""
+    settings = SiteSettings(start_urls=("http://site.example/dir/",))
+    links = [Link(raw, number + 1, "a", "href") for number, raw in enumerate(raws)]
+    page = Page(links=links, base_href=None, encoding=encoding, anchors=frozenset(), title=None)
+    shared = LinkDecider(Policy(settings))
+    shared.page(page, first)
+    sent, _, _, _ = shared.page(page, second)
+    alone = []
+    for link in links:
+        one = Page(links=[link], base_href=None, encoding=encoding, anchors=frozenset(), title=None)
+        alone += LinkDecider(Policy(settings)).page(one, second)[0]
+    assert sent == alone
+
+
 # ------------------------------------------------------------------ link extraction
 
 CODEC_NAMES = sorted({*encodings.aliases.aliases.values(), *encodings.aliases.aliases})
@@ -625,6 +661,24 @@ def test_extraction_never_raises_and_every_line_is_in_the_document(
         assert link.url and link.url == link.url.strip(" \t\n\r\f")
         assert 1 <= link.line <= lines, (link, lines)
         assert link.attr in (*_LINK_ATTRS.get(link.tag, ()), "style", "css", "content", "src")
+
+
+@examples(300)
+@given(
+    st.lists(st.sampled_from([p for p in HTML_PIECES if p.isascii()]), max_size=60).map(
+        lambda parts: "".join(parts).encode("ascii")
+    )
+)
+def test_an_ascii_page_read_as_it_is_gives_the_page_read_through_decoding(body: bytes) -> None:
+    """A page all ASCII is parsed as its bytes stand, unless NULs or CRs are to be mended:
+    what decoding and encoding again would give."""
+    page, decoded = _extract(body, "utf-8"), _extract(body, "ascii")
+    assert (page.links, page.anchors, page.title, page.base_href) == (
+        decoded.links,
+        decoded.anchors,
+        decoded.title,
+        decoded.base_href,
+    )
 
 
 @examples(300)
