@@ -100,12 +100,18 @@ UNKNOWN_ENCODING = "Unrecognized content encoding"
 # how far into a body the callbacks are
 FIRST, KEEP, DISCARD = 0, 1, 2
 
-# the headers a response is read for (the rest are only counted), with their values
-READ_HEADERS = re.compile(
-    rb"^(content-type|content-length|content-encoding|location|etag|last-modified|retry-after)"
-    rb"[ \t]*:"
-    rb"([^\r\n]*)",
-    re.IGNORECASE | re.MULTILINE,
+# the headers a response is read for (the rest are only counted), by their names
+# lower-cased; the first of each name counts
+READ_HEADERS = frozenset(
+    {
+        b"content-type",
+        b"content-length",
+        b"content-encoding",
+        b"location",
+        b"etag",
+        b"last-modified",
+        b"retry-after",
+    }
 )
 
 
@@ -243,10 +249,16 @@ class _Transfer:
         parts = lines[start].split(None, 2)
         self.status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
         headers = self.headers
-        for name, value in READ_HEADERS.findall(b"".join(lines[start + 1 :])):
-            key = name.lower().decode()
-            if key not in headers:
-                headers[key] = value.strip(b" \t").decode("utf-8", "surrogateescape")
+        for line in lines[start + 1 :]:  # each line as libcurl gave it, up to its LF
+            name, colon, rest = line.partition(b":")
+            if not colon:
+                continue
+            key = name.rstrip(b" \t").lower()  # the name, then blanks, then its colon
+            if key in READ_HEADERS:
+                text = key.decode()
+                if text not in headers:  # the value ends where the line does, or at a CR
+                    value = rest.split(b"\r", 1)[0].split(b"\n", 1)[0].strip(b" \t")
+                    headers[text] = value.decode("utf-8", "surrogateescape")
 
     def content_length(self) -> int | None:
         value = self.headers.get("content-length")

@@ -20,6 +20,7 @@ times as many examples.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import encodings.aliases
 import ipaddress
@@ -32,6 +33,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from linkpatrol.config import Rewrite, SiteSettings
+from linkpatrol.curlfetch import CurlFetcher, _Transfer
 from linkpatrol.extract import (
     _LINK_ATTRS,
     Link,
@@ -41,6 +43,7 @@ from linkpatrol.extract import (
     extract_html,
     sniff_encoding,
 )
+from linkpatrol.fetch import Response
 from linkpatrol.model import Action
 from linkpatrol.parsepool import LinkDecider
 from linkpatrol.policy import HookError, Policy
@@ -839,3 +842,57 @@ def test_css_url_followed_by_a_megabyte_of_spaces_is_read_in_linear_time() -> No
 def test_meta_charset_followed_by_white_space_is_read_in_linear_time() -> None:
     assert sniff_encoding(b"<meta charset=" + b" " * 4000 + b"!", None) == "utf-8"
     assert sniff_encoding(b"<meta charset= ' \t koi8-r'>", None) == "koi8-r"
+
+
+# ------------------------------------------------------------------ response heads
+
+# what a response's head was read with before: a pattern over the lines joined
+_HEAD_PATTERN = re.compile(
+    rb"^(content-type|content-length|content-encoding|location|etag|last-modified|retry-after)"
+    rb"[ \t]*:([^\r\n]*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _head_by_pattern(lines: list[bytes]) -> tuple[int | None, dict[str, str]]:
+    start = max((at for at, line in enumerate(lines) if line.startswith(b"HTTP/")), default=0)
+    if not lines or not lines[start].startswith(b"HTTP/"):
+        return None, {}
+    parts = lines[start].split(None, 2)
+    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    headers: dict[str, str] = {}
+    for name, value in _HEAD_PATTERN.findall(b"".join(lines[start + 1 :])):
+        key = name.lower().decode()
+        if key not in headers:
+            headers[key] = value.strip(b" \t").decode("utf-8", "surrogateescape")
+    return status, headers
+
+
+header_lines = st.builds(
+    lambda name, colon, value, end: name + colon + value + end,
+    st.sampled_from([b"Content-Type", b"ETAG", b"etag", b"location", b"Last-Modified",
+                     b"retry-after", b"Content-Length", b"content-encoding", b"X-Etag",
+                     b" etag", b"etag\t", b"etag \t", b"etag\r", b"Server", b"", b"HTTP/1.1 200 OK",
+                     b"HTTP/1.1 301 Moved", b"HTTP/2 404"]),
+    st.sampled_from([b":", b" :", b"\t:", b"", b"::", b": "]),
+    st.binary(max_size=12).map(lambda v: v.replace(b"\n", b"\r")) | st.sampled_from(
+        [b" text/html; charset=utf-8 ", b' "v1" ', b"\t/x:y\r z", b"", b"\xff\xfe", b" a\rb"]),
+    st.sampled_from([b"\r\n", b"\n"]),
+)  # fmt: skip
+
+
+@examples(500)
+@given(st.lists(header_lines, max_size=14))
+def test_a_head_is_read_line_by_line_as_the_pattern_read_it(lines: list[bytes]) -> None:
+    """Each header read is the first of its name, its value up to its line's end or CR."""
+    loop = asyncio.new_event_loop()
+    try:
+        transfer = _Transfer(
+            CurlFetcher(SiteSettings()), Response("GET"), True, False, 1000, loop.create_future()
+        )
+        for line in lines:
+            transfer.lines.append(line)
+        transfer.parse_head()
+        assert (transfer.status, transfer.headers) == _head_by_pattern(lines)
+    finally:
+        loop.close()
