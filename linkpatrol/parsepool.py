@@ -146,7 +146,6 @@ class LinkDecider:
                 base = url
         links: list[_WireLink] = []
         bases = self._bases(base)
-        origin, folder = bases[0], bases[2]
         cache = self._cache
         for link in page.links:
             raw, hashed, fragment = link.url.partition("#")
@@ -155,18 +154,8 @@ class LinkDecider:
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue
-            # the commonest keys made here, as _key makes them, and looked up (most links
-            # were decided on an earlier page); the rest as decide() makes them
-            first = raw[0]
-            if first == "/":
-                key = (raw, origin)
-            elif raw.startswith(_WEB):
-                key = (raw, "")
-            elif first == "?" or ":" in raw:
+            if encoding is None or raw.isascii():  # decide()'s look-up, without the call
                 key = self._key(raw, bases)
-            else:
-                key = (raw, folder)
-            if encoding is None or raw.isascii():
                 answer = cache.get(key, _UNDECIDED)
                 if answer is _UNDECIDED:
                     answer = self._decide(raw, base, key, encoding)
