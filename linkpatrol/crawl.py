@@ -126,12 +126,21 @@ class Crawl:
         self._alone = True
         self._sampled_at: float | None = None
         self.usage = SlotUsage()  # how the fetch slots were used in this run
+        self._running: asyncio.AbstractEventLoop | None = None
 
     # ---- plumbing ------------------------------------------------------------
 
+    def _loop_now(self) -> asyncio.AbstractEventLoop:
+        """The running loop, asked for once: asyncio asks the system for the process's id
+        each time it is asked (to tell a forked child), several times per URL."""
+        loop = self._running
+        if loop is None:
+            loop = self._running = asyncio.get_running_loop()
+        return loop
+
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store call on the store's own thread, never on the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
+        return await self._loop_now().run_in_executor(self._db, fn, *args)
 
     def _wake(self) -> None:
         """Have the loop run a round now (or as soon as the one running ends)."""
@@ -144,7 +153,7 @@ class Crawl:
         seconds: a future and a timer, which cost a third of an Event in a timeout."""
         if self._woken:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop_now()
         waiter = self._waiter = loop.create_future()
         timer = loop.call_later(wait, _resolve, waiter)
         try:
@@ -162,6 +171,7 @@ class Crawl:
     # ---- the run -------------------------------------------------------------------
 
     async def run(self) -> CrawlResult:
+        self._running = asyncio.get_running_loop()
         started = time.monotonic()
         now = time.time()
         start_urls = self._start_urls()
@@ -335,7 +345,7 @@ class Crawl:
                     elif (claim_empty or not self._slots) and idle and now >= poll_after:
                         step = check_done()
                     if step is not None:
-                        job = asyncio.ensure_future(step)
+                        job = self._loop_now().create_task(step)
                         job.add_done_callback(lambda _: self._wake())
                 self._dispatch()
                 self._sample(time.monotonic())
@@ -580,7 +590,7 @@ class Crawl:
         return None
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+        task = self._loop_now().create_task(coro)
         self._inflight.add(task)
         self.stats.in_flight = len(self._inflight)
 

@@ -649,7 +649,8 @@ class CurlFetcher(Fetcher):
             elif self.guard.refuses(host) and not _is_ip(host):
                 failure = await self._public_addresses(host, port)
         if not isinstance(failure, tuple):
-            future = asyncio.get_running_loop().create_future()
+            assert self._loop is not None
+            future = self._loop.create_future()
             transfer = _Transfer(self, result, want_body, any_type, self._limit(limit), future)
             handle = self._prepare(transfer, url, headers, site, timeout, failure)
             if scheme == "https":

@@ -256,6 +256,15 @@ class ParsePool:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._local: LinkDecider | None = None
         self._closed = False
+        self._running: asyncio.AbstractEventLoop | None = None
+
+    def _loop_now(self) -> asyncio.AbstractEventLoop:
+        """The running loop, asked for once (asyncio asks the system for the process's id
+        each time it is asked)."""
+        loop = self._running
+        if loop is None:
+            loop = self._running = asyncio.get_running_loop()
+        return loop
 
     def start(self) -> None:
         """Start every worker now, by fork while this process has one thread.
@@ -264,6 +273,7 @@ class ParsePool:
         their CPU time counts where ``time`` and rusage look for it. A worker replaced
         later, when threads exist, comes from a fork server instead.
         """
+        self._running = asyncio.get_running_loop()
         if self.size and threading.active_count() == 1:
             context = multiprocessing.get_context("fork")
             for _ in range(self.size):
@@ -311,7 +321,7 @@ class ParsePool:
                 return self._spawn()
             if kid is not None and len(kid.futures) < _DEPTH and size <= kid.room:
                 return kid
-            waiter = asyncio.get_running_loop().create_future()
+            waiter = self._loop_now().create_future()
             self._waiters.append(waiter)
             await waiter
 
@@ -333,7 +343,7 @@ class ParsePool:
         self._wake_one()
 
     def _start_clock(self, kid: _Kid) -> None:
-        kid.timer = asyncio.get_running_loop().call_later(self.hard_limit, self._timed_out, kid)
+        kid.timer = self._loop_now().call_later(self.hard_limit, self._timed_out, kid)
 
     def _timed_out(self, kid: _Kid) -> None:
         kid.process.kill()
@@ -359,7 +369,7 @@ class ParsePool:
     ) -> _Wire:
         message = pickle.dumps((url, body, charset, content_type), protocol=pickle.HIGHEST_PROTOCOL)
         kid = await self._kid_for(len(message))
-        future = asyncio.get_running_loop().create_future()
+        future = self._loop_now().create_future()
         kid.futures.append(future)
         try:
             kid.conn.send_bytes(message)
