@@ -171,11 +171,10 @@ class Crawl:
     # ---- the run -------------------------------------------------------------------
 
     async def run(self) -> CrawlResult:
-        self._running = asyncio.get_running_loop()
         started = time.monotonic()
         now = time.time()
         start_urls = self._start_urls()
-        self._parser = ParsePool(self.settings, self.hard_limit)
+        self._parser = ParsePool(self.settings, self.hard_limit, self._loop_now())
         self._parser.start()
         try:
             self._pass = await self._call(
@@ -205,9 +204,7 @@ class Crawl:
         await self.fetcher.start()
         timer = None
         if self.settings.max_time > 0:  # per run, so the same command resumes and progresses
-            timer = asyncio.get_running_loop().call_later(
-                self.settings.max_time, self.stop, "max-time"
-            )
+            timer = self._loop_now().call_later(self.settings.max_time, self.stop, "max-time")
         complete = False
         try:
             complete = await self._loop(pass_id)

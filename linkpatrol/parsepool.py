@@ -146,7 +146,6 @@ class LinkDecider:
                 base = url
         links: list[_WireLink] = []
         bases = self._bases(base)
-        cache = self._cache
         for link in page.links:
             raw, hashed, fragment = link.url.partition("#")
             if not raw.strip(HTML_SPACE):  # "#top": within the page the base names (this one)
@@ -154,13 +153,7 @@ class LinkDecider:
                 if itself is not None:
                     links.append((itself[0], link.line, itself[1], itself[2], fragment))
                 continue
-            if encoding is None or raw.isascii():  # decide()'s look-up, without the call
-                key = self._key(raw, bases)
-                answer = cache.get(key, _UNDECIDED)
-                if answer is _UNDECIDED:
-                    answer = self._decide(raw, base, key, encoding)
-            else:
-                answer = self.decide(raw, base, bases, encoding)
+            answer = self.decide(raw, base, bases, encoding)
             if answer is not None:
                 links.append(
                     (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)
@@ -247,7 +240,9 @@ class _Kid:
 class ParsePool:
     """Worker processes driven by the event loop; ``workers == 0`` parses in a thread."""
 
-    def __init__(self, settings: SiteSettings, hard_limit: float) -> None:
+    def __init__(
+        self, settings: SiteSettings, hard_limit: float, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self.hard_limit = hard_limit
         self.settings = settings
         self.size = settings.parse_workers or (os.cpu_count() or 1)
@@ -256,15 +251,7 @@ class ParsePool:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._local: LinkDecider | None = None
         self._closed = False
-        self._running: asyncio.AbstractEventLoop | None = None
-
-    def _loop_now(self) -> asyncio.AbstractEventLoop:
-        """The running loop, asked for once (asyncio asks the system for the process's id
-        each time it is asked)."""
-        loop = self._running
-        if loop is None:
-            loop = self._running = asyncio.get_running_loop()
-        return loop
+        self._loop = loop  # the crawl's, kept: asking asyncio for it makes a system call
 
     def start(self) -> None:
         """Start every worker now, by fork while this process has one thread.
@@ -273,7 +260,6 @@ class ParsePool:
         their CPU time counts where ``time`` and rusage look for it. A worker replaced
         later, when threads exist, comes from a fork server instead.
         """
-        self._running = asyncio.get_running_loop()
         if self.size and threading.active_count() == 1:
             context = multiprocessing.get_context("fork")
             for _ in range(self.size):
@@ -300,7 +286,7 @@ class ParsePool:
         child.close()
         kid = _Kid(process, parent, room=_pipe_room(parent))
         # blocking still: a page bigger than the pipe is written whole as the worker reads
-        watch(asyncio.get_running_loop(), parent.fileno(), self._readable, kid)
+        watch(self._loop, parent.fileno(), self._readable, kid)
         self._kids.append(kid)
         return kid
 
@@ -321,7 +307,7 @@ class ParsePool:
                 return self._spawn()
             if kid is not None and len(kid.futures) < _DEPTH and size <= kid.room:
                 return kid
-            waiter = self._loop_now().create_future()
+            waiter = self._loop.create_future()
             self._waiters.append(waiter)
             await waiter
 
@@ -343,7 +329,7 @@ class ParsePool:
         self._wake_one()
 
     def _start_clock(self, kid: _Kid) -> None:
-        kid.timer = self._loop_now().call_later(self.hard_limit, self._timed_out, kid)
+        kid.timer = self._loop.call_later(self.hard_limit, self._timed_out, kid)
 
     def _timed_out(self, kid: _Kid) -> None:
         kid.process.kill()
@@ -351,7 +337,7 @@ class ParsePool:
 
     def _bury(self, kid: _Kid, reason: _KidGone) -> None:
         """Forget a dead or killed kid; its page fails, a new kid takes its place on demand."""
-        unwatch(asyncio.get_running_loop(), kid.conn.fileno())
+        unwatch(self._loop, kid.conn.fileno())
         if kid.timer is not None:
             kid.timer.cancel()
         kid.conn.close()
@@ -369,7 +355,7 @@ class ParsePool:
     ) -> _Wire:
         message = pickle.dumps((url, body, charset, content_type), protocol=pickle.HIGHEST_PROTOCOL)
         kid = await self._kid_for(len(message))
-        future = self._loop_now().create_future()
+        future = self._loop.create_future()
         kid.futures.append(future)
         try:
             kid.conn.send_bytes(message)
