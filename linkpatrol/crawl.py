@@ -48,6 +48,13 @@ POLL_INTERVAL = 0.2
 WINDOW = 256
 HOST_WINDOW = 64
 CREW_WINDOW = 16  # the least a worker sharing the pass claims ahead
+# requests in flight to a host at first, as browsers open at most six connections to a
+# host: a server with a short queue of connections not yet accepted (Python's http.server
+# listens with a backlog of 5: six wait at most) drops the rest, which the system tries
+# again only a second later. Each answer over a connection kept open allows one more (one
+# new connection at a time), up to --per-host; a server that closes every connection
+# (HTTP/1.0, as http.server) takes a new one for every request and stays at six.
+FIRST_CONNECTIONS = 6
 
 
 @dataclass(slots=True)
@@ -76,6 +83,8 @@ class _Host:
     active: int = 0
     next_at: float = 0.0
     waiting: deque[Task] = field(default_factory=deque)
+    # requests in flight to it at most (besides this worker's share): see FIRST_CONNECTIONS
+    opening: int = FIRST_CONNECTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,13 +423,18 @@ class Crawl:
             return delay
         return delay * self.settings.per_host / self._slots
 
-    def _host_slots(self, host: _Host) -> int:
-        """Requests this worker may have in flight to the host: its share of --per-host,
-        or of the host's ``[[site]]`` per_host (at least one while it has a share)."""
+    def _host_share(self, host: _Host) -> int:
+        """This worker's share of --per-host, or of the host's ``[[site]]`` per_host (at
+        least one while it has a share)."""
         limit = self.fetcher.sites.per_host(host.origin, self.settings.per_host)
         if limit == self.settings.per_host or not self._slots:
             return self._slots
         return max(1, limit * self._slots // self.settings.per_host)
+
+    def _host_slots(self, host: _Host) -> int:
+        """Requests this worker may have in flight to the host now: its share, or fewer
+        while the host's connections are still being opened (see FIRST_CONNECTIONS)."""
+        return min(self._host_share(host), host.opening)
 
     # ---- the frontier --------------------------------------------------------------
 
@@ -474,6 +488,8 @@ class Crawl:
         host = self._hosts.get(task.origin)
         if host is None:
             host = self._hosts[task.origin] = _Host(task.origin)
+            if not task.origin.startswith(("http://", "https://")):
+                host.opening = 1 << 30  # a file: URL is no connection
         if action is not task.action:  # decided afresh: the request follows the new action
             task = dataclasses.replace(task, action=action)
         host.waiting.append(task)
@@ -724,6 +740,8 @@ class Crawl:
         finally:
             host.active -= 1
             self._wake()
+        if response.reused and host.opening < self._host_share(host):
+            host.opening += 1
         outcome = await self._judge(task, action, response)
         outcome.requests = requests
         outcome.fetched = True

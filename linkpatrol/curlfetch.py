@@ -717,6 +717,8 @@ class CurlFetcher(Fetcher):
             if code == GIVEN_UP_CODE:
                 return f"timeout after {timeout:g}s", True, True
             return CLOSED
+        # no new connection made: the host keeps them open between requests
+        transfer.result.reused = code == 0 and handle.getinfo(pycurl.NUM_CONNECTS) == 0
         if transfer.result.method in ("GET", "HEAD") and self._multi is not None:
             self._idle.append(handle)
         else:

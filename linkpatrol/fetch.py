@@ -55,6 +55,7 @@ class Response:
     truncated: bool = False
     attempts: int = 1
     elapsed: float = 0.0
+    reused: bool = False  # it went over a connection an earlier request left open
 
     @property
     def is_html(self) -> bool:

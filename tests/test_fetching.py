@@ -123,11 +123,15 @@ def head_refused(status: int, arrivals: list[str]) -> Callable[..., int]:
     return handle
 
 
-def sleeper(seconds: float) -> Callable[..., int]:
+def sleeper(seconds: float, close: bool = False) -> Callable[..., int]:
+    """A page answered after ``seconds`` (``close``: the connection closed after it)."""
+
     def handle(h: BaseHTTPRequestHandler) -> int:
         time.sleep(seconds)
         body = b"<p>slow</p>"
         h.send_response(200)
+        if close:
+            h.send_header("Connection", "close")
         h.send_header("Content-Type", "text/html")
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
@@ -656,6 +660,40 @@ def test_per_host_limit_caps_concurrent_requests(run: Runner, serve) -> None:
     assert code == 0
     assert report["summary"]["urls"] == 9
     assert site.max_active == 2
+
+
+def closing(page: Page) -> Page:
+    """The page from a server that closes the connection after each answer."""
+    page.headers["Connection"] = "close"
+    return page
+
+
+def test_a_host_that_closes_its_connections_gets_six_requests_at_once(run: Runner, serve) -> None:
+    # each request takes a new connection, and a small server's queue of connections not
+    # yet accepted holds six (a backlog of 5): more at once would wait a second
+    pages: dict[str, Any] = {"/robots.txt": closing(no_robots())}
+    pages["/"] = closing(Page(html(*[f'<a href="/p{i}">{i}</a>' for i in range(16)])))
+    for i in range(16):
+        pages[f"/p{i}"] = sleeper(0.15, close=True)
+    site = serve(pages)
+
+    code, report = run.check_json(site.url("/"), "--per-host", "8")
+
+    assert code == 0
+    assert report["summary"]["urls"] == 17
+    assert site.max_active == 6
+
+
+def test_a_host_that_keeps_its_connections_gets_per_host_requests_at_once(
+    run: Runner, serve
+) -> None:
+    site = serve(slow_site(16, 0.15))
+
+    code, report = run.check_json(site.url("/"), "--per-host", "8")
+
+    assert code == 0
+    assert report["summary"]["urls"] == 17
+    assert site.max_active == 8
 
 
 def test_concurrency_caps_requests_in_flight(run: Runner, serve) -> None:
