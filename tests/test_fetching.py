@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import os
 import socket
 import struct
 import threading
@@ -843,3 +844,93 @@ def test_delay_also_spaces_get_after_head_and_retries(run: Runner, serve) -> Non
     assert len(times) == 4  # HEAD + GET, 503 + 200
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.3, gaps
+
+
+# ---- acknowledging at once ------------------------------------------------------------------
+
+quick_ack = pytest.mark.skipif(not hasattr(socket, "TCP_QUICKACK"), reason="Linux's option")
+
+
+def _acks_at_once(fd: int) -> bool:
+    """Whether the kernel acknowledges what arrives on ``fd``'s socket at once (not in its
+    delayed, "ping-pong" mode)."""
+    with socket.socket(fileno=os.dup(fd)) as sock:
+        return bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK))
+
+
+def _delay_acks(fd: int) -> None:
+    """Put ``fd``'s socket in the delayed mode, as a request sent soon after an answer does."""
+    with socket.socket(fileno=os.dup(fd)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
+
+
+def _connections_to(port: int) -> list[int]:
+    """This process's TCP sockets connected to 127.0.0.1:``port``, by descriptor."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                if sock.type == socket.SOCK_STREAM and sock.getpeername()[1:2] == (port,):
+                    found.append(fd)
+        except OSError:
+            continue
+    return found
+
+
+@quick_ack
+def test_ack_at_once_switches_a_socket_out_of_delayed_acknowledgements() -> None:
+    from linkpatrol.curlfetch import _ack_at_once
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        peer, _ = server.accept()
+        with client, peer:
+            _delay_acks(client.fileno())
+            assert not _acks_at_once(client.fileno())
+            _ack_at_once(client.fileno())
+            assert _acks_at_once(client.fileno())
+            client.sendall(b"still open")  # left open: the socket is libcurl's
+            assert peer.recv(100) == b"still open"
+    # a descriptor that is no socket (libcurl's wake-up) is left alone
+    read_end, write_end = os.pipe()
+    try:
+        _ack_at_once(read_end)
+        os.write(write_end, b"x")
+        assert os.read(read_end, 1) == b"x"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@quick_ack
+def test_each_request_over_a_kept_connection_is_acknowledged_at_once(serve) -> None:
+    """A server that writes an answer's head and body apart, with Nagle's algorithm on,
+    sends the body only once the head is acknowledged: delayed, that is 40 ms an answer."""
+    import asyncio
+
+    from linkpatrol.config import SiteSettings
+    from linkpatrol.curlfetch import CurlFetcher
+
+    site = serve({"/a": Page("<p>a</p>"), "/b": Page("<p>b</p>")})
+
+    async def fetch_twice() -> list[tuple[int | None, bool]]:
+        fetcher = CurlFetcher(SiteSettings())
+        await fetcher.start()
+        seen = []
+        try:
+            first = await fetcher.fetch("GET", site.url("/a"), want_body=True)
+            (fd,) = _connections_to(site.port)
+            for path in ("/b", "/a"):
+                _delay_acks(fd)  # as the kernel may have it by the next request
+                response = await fetcher.fetch("GET", site.url(path), want_body=True)
+                assert response.reused and _connections_to(site.port) == [fd]
+                seen.append((response.status, _acks_at_once(fd)))
+            assert first.status == 200 and not first.reused
+        finally:
+            await fetcher.close()
+        return seen
+
+    assert asyncio.run(fetch_twice()) == [(200, True), (200, True)]
