@@ -905,32 +905,64 @@ def test_ack_at_once_switches_a_socket_out_of_delayed_acknowledgements() -> None
         os.close(write_end)
 
 
+def nagle(body: bytes) -> Callable[..., int]:
+    """A page whose head and body are written apart, with Nagle's algorithm on: the body
+    waits until the head is acknowledged."""
+
+    def handle(h: BaseHTTPRequestHandler) -> int:
+        h.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+        h.send_response(200)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()  # the head, sent
+        h.wfile.write(body)
+        return 200
+
+    return handle
+
+
 @quick_ack
-def test_each_request_over_a_kept_connection_is_acknowledged_at_once(serve) -> None:
-    """A server that writes an answer's head and body apart, with Nagle's algorithm on,
-    sends the body only once the head is acknowledged: delayed, that is 40 ms an answer."""
+def test_answers_are_acknowledged_at_once_after_a_body_came_late(serve) -> None:
+    """Held back for an acknowledgement delayed by the kernel, a body comes 40 ms after its
+    head at least: from then on each answer is acknowledged as it arrives."""
     import asyncio
 
     from linkpatrol.config import SiteSettings
     from linkpatrol.curlfetch import CurlFetcher
 
+    held = serve({"/": nagle(b"<p>held</p>")})
     site = serve({"/a": Page("<p>a</p>"), "/b": Page("<p>b</p>")})
 
-    async def fetch_twice() -> list[tuple[int | None, bool]]:
+    async def fetch(fetcher: CurlFetcher, url: str, port: int) -> int:
+        """The status of a request over the kept connection, that connection's socket put
+        in the delayed mode first (as the kernel puts it, going by how soon requests
+        follow answers)."""
+        (fd,) = _connections_to(port)
+        _delay_acks(fd)
+        response = await fetcher.fetch("GET", url, want_body=True)
+        assert response.reused and _connections_to(port) == [fd]
+        return response.status or 0
+
+    async def scenario() -> tuple[bool, int, list[bool]]:
         fetcher = CurlFetcher(SiteSettings())
         await fetcher.start()
-        seen = []
         try:
-            first = await fetcher.fetch("GET", site.url("/a"), want_body=True)
+            await fetcher.fetch("GET", held.url("/"), want_body=True)
+            tries = 0
+            while not fetcher.acks_at_once and tries < 5:  # a body held 40 ms or more
+                tries += 1
+                await fetch(fetcher, held.url("/"), held.port)
+            late = fetcher.acks_at_once
+            await fetcher.fetch("GET", site.url("/a"), want_body=True)
             (fd,) = _connections_to(site.port)
+            states = []
             for path in ("/b", "/a"):
-                _delay_acks(fd)  # as the kernel may have it by the next request
-                response = await fetcher.fetch("GET", site.url(path), want_body=True)
-                assert response.reused and _connections_to(site.port) == [fd]
-                seen.append((response.status, _acks_at_once(fd)))
-            assert first.status == 200 and not first.reused
+                assert await fetch(fetcher, site.url(path), site.port) == 200
+                states.append(_acks_at_once(fd))
         finally:
             await fetcher.close()
-        return seen
+        return late, tries, states
 
-    assert asyncio.run(fetch_twice()) == [(200, True), (200, True)]
+    late, tries, states = asyncio.run(scenario())
+    assert late and tries >= 1
+    assert states == [True, True]
