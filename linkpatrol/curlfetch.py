@@ -71,21 +71,21 @@ TLS_ERRORS = frozenset(
     }
 )
 
-# "SSL certificate problem: <reason>" (older libcurl), "SSL certificate OpenSSL verify
-# result: <reason> (<code>)" (newer)
-# Linux's switch for acknowledging what arrives at once, not up to 40 ms later. A
-# request sent soon after an answer came in turns the delay on; a server that writes an
-# answer's head and body apart, with Nagle's algorithm on (Python's http.server speaking
-# HTTP/1.1, for one), then holds the body back until the head is acknowledged. Each
+# Linux's switch for acknowledging what arrives at once. A request sent soon after an
+# answer came in has the system delay its acknowledgements (by 40 ms); a server that writes
+# an answer's head and body apart, with Nagle's algorithm on (Python's http.server speaking
+# HTTP/1.1, for one), holds the body back until the head is acknowledged. Each
 # acknowledgement sent at once costs about 13 us on a loopback crawl, so the switch is used
-# only once a body came this long after its head (the delay is 40 ms at least).
+# only once a body came this long after its head: then it is set whenever libcurl starts
+# waiting to read from a socket, once a request is sent (a head already read is
+# acknowledged then; one still to come, as soon as it is read).
 LATE_BODY = 0.03
 QUICK_ACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 
 
 def _ack_at_once(fd: int) -> None:
-    """Have what arrives on the socket of ``fd`` acknowledged at once (once the request is
-    sent: the kernel turns it off again with the next one). Linux's only."""
+    """Have what came on the socket of ``fd`` acknowledged as soon as it is read, and what
+    comes next as it arrives (till the next request is sent). Linux's only."""
     option = QUICK_ACK
     if option is None:
         return
@@ -101,6 +101,8 @@ def _ack_at_once(fd: int) -> None:
         sock.detach()
 
 
+# "SSL certificate problem: <reason>" (older libcurl), "SSL certificate OpenSSL verify
+# result: <reason> (<code>)" (newer)
 CERTIFICATE_PROBLEM = re.compile(r"(?:problem|verify result): (.*?)(?: \(\d+\))?$")
 
 Failure = tuple[str, bool, bool]  # (error text, transient?, did the host answer?)
@@ -478,8 +480,8 @@ class CurlFetcher(Fetcher):
                     selector.unregister(fd)
             return
         was = watching.get(fd, 0)
-        if events == selectors.EVENT_READ and was != events and self.acks_at_once:
-            _ack_at_once(fd)  # the request is sent
+        if self.acks_at_once and events == selectors.EVENT_READ and was != events:
+            _ack_at_once(fd)  # a request sent, its answer awaited (or the rest of it)
         # a kept connection's socket is given up after each transfer and taken again for
         # the next: what is watched is known here, not learned from the selector's errors
         try:
