@@ -83,7 +83,8 @@ class _Host:
     active: int = 0
     next_at: float = 0.0
     waiting: deque[Task] = field(default_factory=deque)
-    # requests in flight to it at most (besides this worker's share): see FIRST_CONNECTIONS
+    # requests in flight to it at most while its connections are being opened (this
+    # worker's share bounds them too): see FIRST_CONNECTIONS
     opening: int = FIRST_CONNECTIONS
 
 
