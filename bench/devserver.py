@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import socket
 import statistics
@@ -28,6 +27,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import linkpatrol_command, timed  # the nginx benchmark's
 
 SITE_PORT, FAR_PORT = 18081, 18082
 START = f"http://127.0.0.1:{SITE_PORT}/"
@@ -62,19 +64,6 @@ def serve(folder: Path, port: int, protocol: str) -> subprocess.Popen[bytes]:
     return server
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of one run (its child processes included)."""
-    started = time.monotonic()
-    process = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - started
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        sys.exit(f"devserver: {' '.join(command)} failed ({status})")
-    return wall, usage.ru_utime + usage.ru_stime
-
-
 def scored(report: Path, truth: dict) -> tuple[int, int, int]:
     """(URLs, planted broken links reported, reports of links not planted broken)."""
     data = json.loads(report.read_text())
@@ -94,9 +83,7 @@ def main() -> int:
         sys.exit(f"devserver: {args.site} is no site made by gen_site.py")
     if listening(SITE_PORT) or listening(FAR_PORT):
         sys.exit(f"devserver: ports {SITE_PORT}/{FAR_PORT} are taken (serve.sh stop first)")
-    linkpatrol = shutil.which("linkpatrol")
-    if linkpatrol is None:
-        sys.exit("devserver: 'linkpatrol' is not on PATH (pip install . first)")
+    linkpatrol = linkpatrol_command()
     linklint = None if args.no_linklint else shutil.which("linklint")
     truth = json.loads((args.site / "truth.json").read_text())
     work = Path(tempfile.mkdtemp(prefix="lp-devserver-"))
@@ -107,36 +94,31 @@ def main() -> int:
             serve(args.site / "site", SITE_PORT, protocol),
             serve(args.site / "ext", FAR_PORT, protocol),
         ]
-        runs: dict[str, list[tuple[float, float]]] = {"linkpatrol": [], "linklint": []}
+        runs: dict[str, list[dict]] = {"linkpatrol": [], "linklint": []}
         found = (0, 0, 0)
         try:
             for _ in range(args.reps):
                 for name in ("report.json", "bench.db", "bench.db-wal", "bench.db-shm"):
                     (work / name).unlink(missing_ok=True)
                 runs["linkpatrol"].append(
-                    timed(
-                        [linkpatrol, "check", START, *LINKPATROL_OPTIONS],
-                        work,
-                    )
+                    timed([linkpatrol, "check", START, *LINKPATROL_OPTIONS], work)
                 )
                 found = scored(work / "report.json", truth)
                 if linklint is not None:
                     shutil.rmtree(work / "linklint", ignore_errors=True)
                     (work / "linklint").mkdir()
-                    runs["linklint"].append(
-                        timed(
-                            [linklint, *LINKLINT_OPTIONS],
-                            work / "linklint",
-                        )
-                    )
+                    runs["linklint"].append(timed([linklint, *LINKLINT_OPTIONS], work / "linklint"))
         finally:
             for server in servers:
                 server.terminate()
                 server.wait(timeout=10)
         for tool, times in runs.items():
             if times:
-                wall = statistics.median(t for t, _ in times)
-                cpu = statistics.median(c for _, c in times)
+                failed = [run for run in times if run["exit"] not in (0, 1)]
+                if failed:
+                    sys.exit(f"devserver: {tool} failed (exit code {failed[0]['exit']})")
+                wall = statistics.median(run["wall_s"] for run in times)
+                cpu = statistics.median(run["cpu_s"] for run in times)
                 rows.append((protocol, tool, wall, cpu, found if tool == "linkpatrol" else None))
     print()
     print("| server | tool | wall s | CPU s | URLs | planted found | false reports |")

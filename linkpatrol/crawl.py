@@ -55,6 +55,7 @@ CREW_WINDOW = 16  # the least a worker sharing the pass claims ahead
 # new connection at a time), up to --per-host; a server that closes every connection
 # (HTTP/1.0, as http.server) takes a new one for every request and stays at six.
 FIRST_CONNECTIONS = 6
+OPENED = 1 << 30  # a host's connections all opened (or none needed: file: URLs)
 
 
 @dataclass(slots=True)
@@ -84,7 +85,8 @@ class _Host:
     next_at: float = 0.0
     waiting: deque[Task] = field(default_factory=deque)
     # requests in flight to it at most while its connections are being opened (this
-    # worker's share bounds them too): see FIRST_CONNECTIONS
+    # worker's share bounds them too), OPENED once they reached the share: see
+    # FIRST_CONNECTIONS
     opening: int = FIRST_CONNECTIONS
 
 
@@ -490,7 +492,7 @@ class Crawl:
         if host is None:
             host = self._hosts[task.origin] = _Host(task.origin)
             if not task.origin.startswith(("http://", "https://")):
-                host.opening = 1 << 30  # a file: URL is no connection
+                host.opening = OPENED  # a file: URL is no connection
         if action is not task.action:  # decided afresh: the request follows the new action
             task = dataclasses.replace(task, action=action)
         host.waiting.append(task)
@@ -741,8 +743,10 @@ class Crawl:
         finally:
             host.active -= 1
             self._wake()
-        if response.reused and host.opening < self._host_share(host):
+        if response.reused and host.opening != OPENED:  # one more, up to the share
             host.opening += 1
+            if host.opening >= self._host_share(host):
+                host.opening = OPENED
         outcome = await self._judge(task, action, response)
         outcome.requests = requests
         outcome.fetched = True

@@ -340,7 +340,7 @@ class _Transfer:
                 return self._stop()
             self.mode = DISCARD
             return self.on_body(data)
-        self.fetcher.bytes_received += size
+        fetcher.bytes_received += size
         result = self.result
         if result.content_type is None and _sniff_html(data):
             result.content_type = "text/html"
