@@ -482,6 +482,35 @@ def made_report(entries: list[Entry]) -> Report:
     )
 
 
+def test_broken_links_are_worst_first_by_the_day_shown_then_by_url() -> None:
+    """Links that started failing in the same pass are as bad as each other: a few
+    milliseconds between their batches must not order them, or two runs over the same site
+    would list them differently."""
+    day = 86400.0
+    noon = 1_800_000_000.0 // day * day + day / 2
+
+    def entry(url: str, failing_since: float, last_good: float | None = None) -> Entry:
+        found = broken(url)
+        found.failing_since, found.last_good = failing_since, last_good
+        return found
+
+    entries = [
+        entry("http://h/a", noon + 0.9),
+        entry("http://h/b", noon + 0.1),  # a moment earlier, the same day
+        entry("http://h/c", noon - day, last_good=noon - 2 * day),
+        entry("http://h/y", noon - 4 * day, last_good=noon - 5 * day),
+        entry("http://h/z", noon - day),  # never good, failing since the day before
+    ]
+    report = made_report(entries)
+
+    order = ["http://h/z", "http://h/a", "http://h/b", "http://h/y", "http://h/c"]
+    assert [e.url for e in report.broken] == order
+    text = render(report, "text")
+    places = [text.index(f"{url}\n") for url in order]
+    assert places == sorted(places)
+    assert [e.url for e in made_report(entries[::-1]).broken] == order
+
+
 # ---- streamed from the memory ------------------------------------------------------------
 
 

@@ -280,7 +280,8 @@ class Report:
 
     @property
     def broken(self) -> list[Entry]:
-        """Reportable broken URLs, worst first: never good, then longest since last good."""
+        """Reportable broken URLs, worst first: never good, then longest since last good
+        (each by the day, then by URL)."""
         broken = [e for e in self.named if e.reportable]
         return sorted(broken, key=_worst_first)
 
@@ -316,9 +317,15 @@ _WITH_HISTORY = frozenset((State.BROKEN, State.WARNING, State.REDIRECT))
 
 
 def _worst_first(entry: Entry) -> tuple[int, float, str]:
+    """Never good before last good long ago, by the day (UTC) a report shows, then by URL.
+
+    By the day, not the moment: the links of one pass start failing a few milliseconds
+    apart, as their batches were written, and two runs over the same site would list them
+    in two orders.
+    """
     if entry.last_good is None:
-        return (0, entry.failing_since or 0.0, entry.url)
-    return (1, entry.last_good, entry.url)
+        return (0, (entry.failing_since or 0.0) // 86400, entry.url)
+    return (1, entry.last_good // 86400, entry.url)
 
 
 def start_url_of(report: Report, url: str) -> str | None:
