@@ -50,6 +50,7 @@ _RESERVED = "!$&'()*+,;=:@/?[]"
 # literally. A lone '%' is neither: browsers send it as it is (and servers answer 400).
 _ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]%]")
 _LONE_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
 
 
 def _build_replacements() -> dict[str, str]:
@@ -133,19 +134,19 @@ def _normalize_path(path: str) -> str:
     return _normalize_escapes(path)
 
 
+def _encode_run(run: re.Match[str], encoding: str) -> str:
+    return _escaped(run.group().encode(encoding, "xmlcharrefreplace"))
+
+
 def _encode_query(query: str, encoding: str) -> str:
     """A query's characters beyond ASCII as a browser sends them from a page in this
-    encoding: its bytes percent-encoded, and one it cannot encode as ``&#N;``, encoded."""
-    out: list[str] = []
-    for char in query:
-        if char.isascii():
-            out.append(char)
-            continue
-        try:
-            out.append(_escaped(char.encode(encoding)))
-        except UnicodeError:
-            out.append(f"%26%23{ord(char)}%3B")
-    return "".join(out)
+    encoding: its bytes percent-encoded, and one it cannot encode as ``&#N;``, encoded.
+
+    Each run of them is encoded at once, as a browser encodes the query: an encoding with
+    states (ISO-2022-JP) shifts once into a run and once out of it, not around each
+    character.
+    """
+    return _NON_ASCII_RE.sub(functools.partial(_encode_run, encoding=encoding), query)
 
 
 def _normalize_query(query: str | None, encoding: str | None = None) -> str:

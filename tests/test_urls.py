@@ -99,6 +99,9 @@ def test_percent_encoding(raw: str, expected: str) -> None:
         ("é?q=é#x", "http://h/dir/p", "cp1252", "http://h/dir/%C3%A9?q=%E9"),  # not the path
         ("http://h/?q=日本", None, "cp932", "http://h/?q=%93%FA%96%7B"),
         ("//h/?q=é", "https://b/", "cp932", "https://h/?q=%26%23233%3B"),  # none in cp932
+        ("?q=日本é日", "http://h/", "cp932", "http://h/?q=%93%FA%96%7B%26%23233%3B%93%FA"),
+        # shifted into JIS X 0208 once for the run, back to ASCII once after it
+        ("?q=日本&r=1", "http://h/", "iso2022_jp", "http://h/?q=%1B%24BF%7CK%5C%1B%28B&r=1"),
         ("?q=%E9é", "http://h/", "cp1252", "http://h/?q=%E9%E9"),
         ("?q=é", "http://h/", None, "http://h/?q=%C3%A9"),
         ("mailto:é?subject=é", None, "cp1252", "mailto:é?subject=é"),
