@@ -524,10 +524,12 @@ class Crawl:
             self._from_memory.add(task.url_id)
 
     async def _remembered(self, url_ids: list[int]) -> dict[int, list[Discovered]]:
-        """The links remembered for these pages, each decided afresh (one store call)."""
+        """The links remembered for these pages to URLs not yet seen in the pass, each
+        decided afresh (one store call): they are not written again, only followed."""
         if not url_ids:
             return {}
-        stored = await self._call(self.store.links_of, url_ids)
+        assert self._pass is not None
+        stored = await self._call(self.store.links_of, url_ids, self._pass.id)
         actions: dict[str, Action] = {}
         found: dict[int, list[Discovered]] = {}
         for url_id, links in stored.items():

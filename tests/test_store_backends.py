@@ -166,6 +166,14 @@ def test_a_pass_runs_from_its_start_url_to_complete(store: Store) -> None:
         None,
     )
     assert store.links_of([task.url_id]) == {task.url_id: SITE[f"{H}/"]}
+    assert store.links_of([task.url_id], again.id) == {task.url_id: SITE[f"{H}/"]}
+
+    # once the start page is written, what it links to is seen in the pass: a page's links
+    # to URLs seen already are then left out, when asked for those not yet seen
+    store.complete(again.id, [answer(task)], T0 + 10)
+    page = next(t for t in claim_all(store, again.id, T0 + 10) if t.url == f"{H}/a")
+    assert store.links_of([page.url_id]) == {page.url_id: SITE[f"{H}/a"]}
+    assert store.links_of([page.url_id], again.id) == {page.url_id: SITE[f"{H}/a"][1:]}
 
 
 @pytest.mark.backends

@@ -226,7 +226,12 @@ class Store(Protocol):
         lease_seconds: float,
     ) -> list[Task]: ...
 
-    def links_of(self, url_ids: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]: ...
+    def links_of(
+        self, url_ids: Sequence[int], unseen_in: int | None = None
+    ) -> dict[int, list[tuple[str, int | None]]]:
+        """The remembered links of these pages, in page order, as (target URL, line); with
+        ``unseen_in``, only those to URLs not yet seen in that pass."""
+        ...
 
     def complete(
         self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0

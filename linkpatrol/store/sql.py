@@ -820,16 +820,22 @@ class SqlStore(ABC):
             row = s.execute("SELECT count(*) FROM frontier WHERE pass_id = ?", (pass_id,))
             return int(row.fetchone()[0])
 
-    def links_of(self, url_ids: Sequence[int]) -> dict[int, list[tuple[str, int | None]]]:
+    def links_of(
+        self, url_ids: Sequence[int], unseen_in: int | None = None
+    ) -> dict[int, list[tuple[str, int | None]]]:
         d = self.dialect
         found: dict[int, list[tuple[str, int | None]]] = {i: [] for i in url_ids}
+        # a target already seen in the pass needs nothing from a page whose links are not
+        # written again: a site's navigation, on every page, is read once, not per page
+        unseen = "" if unseen_in is None else " AND (u.seen_pass IS NULL OR u.seen_pass <> ?)"
         with self._read() as s:
             for chunk in d.chunks(list(url_ids)):
                 condition, values = d.member("l.src", chunk)
                 for src, url, line in s.execute(
                     "SELECT l.src, u.url, l.line FROM links l JOIN urls u ON u.id = l.dst "
-                    f"WHERE {condition} AND {_NOT_WITHIN} ORDER BY l.src, l.{d.link_order}",
-                    values,
+                    f"WHERE {condition} AND {_NOT_WITHIN}{unseen} "
+                    f"ORDER BY l.src, l.{d.link_order}",
+                    values if unseen_in is None else (*values, unseen_in),
                 ):
                     found[src].append((url, line))
         return found
