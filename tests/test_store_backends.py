@@ -11,6 +11,7 @@ import json
 import os
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -778,3 +779,22 @@ def test_sqlite_reader_sorts_in_the_same_cache_as_the_crawler(tmp_path: Any) -> 
             assert store._db.execute("PRAGMA cache_size").fetchone()[0] == -8192
         finally:
             store.close()
+
+
+def test_sqlite_lists_of_values_come_in_a_few_lengths_and_mean_the_same() -> None:
+    """An IN list is padded to a power of two, so that a few compiled statements serve
+    lists of every length: the rows it selects, or leaves out, are those asked for."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY)")
+    db.executemany("INSERT INTO t VALUES(?)", [(i,) for i in range(40)])
+    lengths = set()
+    for n in range(1, 34):
+        wanted = list(range(0, 2 * n, 2))  # beyond the table's rows from n = 21
+        condition, values = sqlite_store.SQLITE.member("id", wanted)
+        lengths.add(len(values))
+        chosen = db.execute(f"SELECT id FROM t WHERE {condition} ORDER BY id", values)
+        assert [row[0] for row in chosen] == [i for i in wanted if i < 40]
+        condition, values = sqlite_store.SQLITE.member("id", wanted, negate=True)
+        left = db.execute(f"SELECT id FROM t WHERE {condition} ORDER BY id", values)
+        assert [row[0] for row in left] == [i for i in range(40) if i not in wanted]
+    assert lengths == {1, 2, 4, 8, 16, 32, 64}

@@ -250,8 +250,13 @@ class Dialect:
         """``column`` is (not) one of ``values``: the condition and its parameters."""
         if self.list_param:
             return (f"{column} <> ALL(?)" if negate else f"{column} = ANY(?)"), [list(values)]
-        marks = ",".join("?" * len(values))
-        return f"{column} {'NOT IN' if negate else 'IN'} ({marks})", list(values)
+        # padded to a power of two with its last value, which changes nothing for IN: a
+        # few statement texts, each compiled once, serve lists of any length
+        padded = list(values)
+        if padded:
+            padded += padded[-1:] * ((1 << (len(padded) - 1).bit_length()) - len(padded))
+        marks = ",".join("?" * len(padded))
+        return f"{column} {'NOT IN' if negate else 'IN'} ({marks})", padded
 
     def member_url(self, urls: Sequence[str]) -> tuple[str, list[Any]]:
         """``url`` is one of ``urls``, found through the index that keeps URLs unique."""
