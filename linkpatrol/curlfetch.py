@@ -24,7 +24,6 @@ import ssl
 import tempfile
 import time
 from collections.abc import Mapping
-from email.message import EmailMessage
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -153,23 +152,73 @@ def _endpoint(authority: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname or "", parts.port or default
 
 
-class _OctetStream(EmailMessage):
-    """A media type without exactly one slash reads as application/octet-stream."""
+_OCTET_STREAM = "application/octet-stream"
+_HTTP_SPACE = " \t\r\n"
+_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_QUOTED_TEXT_RE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
-    def get_content_type(self) -> str:
-        media_type = str(self.get("content-type", "")).lower().partition(";")[0].strip()
-        return media_type if media_type.count("/") == 1 else "application/octet-stream"
+
+def _quoted(text: str, pos: int) -> tuple[str, int]:
+    """The value of the quoted string that starts at ``pos`` (a '"'), and where it ends;
+    a backslash takes the next character as it is, an unclosed string runs to the end."""
+    value: list[str] = []
+    pos += 1
+    size = len(text)
+    while pos < size:
+        char = text[pos]
+        pos += 1
+        if char == '"':
+            break
+        if char == "\\" and pos < size:
+            char = text[pos]
+            pos += 1
+        value.append(char)
+    return "".join(value), pos
+
+
+def _charset(params: str) -> str | None:
+    """The first well-formed charset among a MIME type's parameters (after its first ';')."""
+    pos, size = 0, len(params)
+    while pos < size:
+        while pos < size and params[pos] in _HTTP_SPACE:
+            pos += 1
+        end = pos
+        while end < size and params[end] not in ";=":
+            end += 1
+        name, pos = params[pos:end].lower(), end
+        if pos >= size or params[pos] == ";":
+            pos += 1
+            continue
+        pos += 1  # the '='
+        if pos < size and params[pos] == '"':
+            value, pos = _quoted(params, pos)
+            end = params.find(";", pos)
+            pos = size if end < 0 else end
+        else:
+            end = params.find(";", pos)
+            end = size if end < 0 else end
+            value, pos = params[pos:end].rstrip(_HTTP_SPACE), end
+            if not value:
+                pos += 1
+                continue
+        pos += 1  # the ';'
+        if name == "charset" and _QUOTED_TEXT_RE.fullmatch(value):
+            return value
+    return None
 
 
 @functools.lru_cache(maxsize=64)
 def parse_content_type(raw: str) -> tuple[str, str | None]:
-    """(media type, charset) of a Content-Type header (parameters as RFC 9110 has them)."""
-    from email.parser import HeaderParser
-    from email.policy import HTTP
-
-    message = HeaderParser(_OctetStream, policy=HTTP).parsestr(f"Content-Type: {raw}")
-    params = dict(message.get_params(())[1:])
-    return message.get_content_type().lower(), params.get("charset")
+    """(media type, charset) of a Content-Type header, parsed as browsers parse a MIME
+    type (WHATWG MIME Sniffing): one that does not parse is application/octet-stream, and
+    of two charset parameters the first counts."""
+    text = raw.strip(_HTTP_SPACE)
+    kind, slash, rest = text.partition("/")
+    subtype, _, params = rest.partition(";")
+    subtype = subtype.rstrip(_HTTP_SPACE)
+    if not slash or not _TOKEN_RE.fullmatch(kind) or not _TOKEN_RE.fullmatch(subtype):
+        return _OCTET_STREAM, None
+    return f"{kind}/{subtype}".lower(), _charset(params)
 
 
 def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:

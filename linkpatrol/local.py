@@ -12,7 +12,6 @@ as a static server would: a folder redirects to its ``/`` form and serves its
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import mimetypes
 import os
 import posixpath
@@ -231,6 +230,8 @@ def _serve(
     max_size: int,
     if_none_match: str | None,
 ) -> FileAnswer:
+    from email.utils import formatdate  # only for files: the email package is slow to import
+
     path = mount.path_of(url)
     if path is None:
         return FileAnswer(None, error="not a file under the checked folder")
@@ -249,7 +250,7 @@ def _serve(
             path = page
         stat = path.stat()
         etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
-        modified = email.utils.formatdate(stat.st_mtime, usegmt=True)
+        modified = formatdate(stat.st_mtime, usegmt=True)
         kind = content_type_of(path)
         if if_none_match == etag:
             return FileAnswer(304, content_type=kind, etag=etag, last_modified=modified)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from linkpatrol import __version__
+from linkpatrol.curlfetch import parse_content_type
 from tests.conftest import Runner, by_url
 from tests.sitesrv import Hit, Page, html
 
@@ -962,3 +963,32 @@ def test_bodies_held_for_an_acknowledgement_are_not_held_once_one_came_late(serv
     assert switched
     # each of these would take 40 ms at least, held back (a loaded machine may delay some)
     assert min(after) < 0.04, after
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("text/html", ("text/html", None)),
+        ("TEXT/HTML; Charset=UTF-8", ("text/html", "UTF-8")),
+        (' text/html ;charset="Shift_JIS" ', ("text/html", "Shift_JIS")),
+        ('text/html;charset="a\\"b;c"; x=1', ("text/html", 'a"b;c')),
+        ('text/html; charset="unclosed', ("text/html", "unclosed")),
+        # the first well-formed charset counts, as browsers read it
+        ("text/html; charset=koi8-r; charset=utf-8", ("text/html", "koi8-r")),
+        ("text/html; charset=; charset=koi8-r", ("text/html", "koi8-r")),
+        ("text/html; q; charset=koi8-r", ("text/html", "koi8-r")),
+        ("text/html; charset = koi8-r", ("text/html", None)),  # no such parameter name
+        ("text/html; charset", ("text/html", None)),
+        # a type that does not parse is no type a checker can read
+        ("text/html charset=utf-8", ("application/octet-stream", None)),
+        ("text", ("application/octet-stream", None)),
+        ("text/", ("application/octet-stream", None)),
+        ("/html", ("application/octet-stream", None)),
+        ("text/html/x", ("application/octet-stream", None)),
+        ("te xt/html", ("application/octet-stream", None)),
+    ],
+)
+def test_content_type_is_read_as_browsers_read_a_mime_type(
+    header: str, expected: tuple[str, str | None]
+) -> None:
+    assert parse_content_type(header) == expected
