@@ -438,7 +438,7 @@ _SITE_KEYS = frozenset(
         "insecure",
     }
 )
-_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP header or cookie name
+HTTP_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header or cookie name, a MIME type
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSENDABLE_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no header value may hold
 
@@ -577,13 +577,13 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _header_name(name: str) -> str:
-    if not _TOKEN_RE.fullmatch(name):
+    if not HTTP_TOKEN_RE.fullmatch(name):
         raise ValueError(f"not a header name: {name!r}")
     return name
 
 
 def _cookie_name(name: str) -> str:
-    if not _TOKEN_RE.fullmatch(name):
+    if not HTTP_TOKEN_RE.fullmatch(name):
         raise ValueError(f"not a cookie name: {name!r}")
     return name
 
@@ -751,6 +751,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "FAIL_ON",
     "FORMATS",
+    "HTTP_TOKEN_RE",
     "Rewrite",
     "Rule",
     "SiteSettings",

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import pycurl
 
 from linkpatrol.addresses import AddressRefused, is_public, never_resolves
-from linkpatrol.config import SiteSettings
+from linkpatrol.config import HTTP_TOKEN_RE, SiteSettings
 from linkpatrol.fetch import (
     MAX_HEADER_LINE,
     MAX_HEADERS,
@@ -154,7 +154,6 @@ def _endpoint(authority: str) -> tuple[str, str, int]:
 
 _OCTET_STREAM = "application/octet-stream"
 _HTTP_SPACE = " \t\r\n"
-_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _QUOTED_TEXT_RE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 
@@ -216,7 +215,7 @@ def parse_content_type(raw: str) -> tuple[str, str | None]:
     kind, slash, rest = text.partition("/")
     subtype, _, params = rest.partition(";")
     subtype = subtype.rstrip(_HTTP_SPACE)
-    if not slash or not _TOKEN_RE.fullmatch(kind) or not _TOKEN_RE.fullmatch(subtype):
+    if not slash or not HTTP_TOKEN_RE.fullmatch(kind) or not HTTP_TOKEN_RE.fullmatch(subtype):
         return _OCTET_STREAM, None
     return f"{kind}/{subtype}".lower(), _charset(params)
 
