@@ -24,7 +24,7 @@ from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
 from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, SlotUsage, Store, Task
-from linkpatrol.urls import BadURL
+from linkpatrol.urls import BadURL, is_http
 from linkpatrol.verdict import (
     MAX_REDIRECT_HOPS,
     judge_status,
@@ -491,7 +491,7 @@ class Crawl:
         host = self._hosts.get(task.origin)
         if host is None:
             host = self._hosts[task.origin] = _Host(task.origin)
-            if not task.origin.startswith(("http://", "https://")):
+            if not is_http(task.origin):
                 host.opening = OPENED  # a file: URL is no connection
         if action is not task.action:  # decided afresh: the request follows the new action
             task = dataclasses.replace(task, action=action)
@@ -675,7 +675,7 @@ class Crawl:
 
     async def _load_robots(self, host: _Host) -> None:
         try:
-            if not self.settings.robots or not host.origin.startswith(("http://", "https://")):
+            if not self.settings.robots or not is_http(host.origin):
                 host.robots = skipped(host.origin)
                 return
             record = await self._call(self.store.site, host.origin)

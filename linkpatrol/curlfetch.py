@@ -189,19 +189,17 @@ def _charset(params: str) -> str | None:
             pos += 1
             continue
         pos += 1  # the '='
-        if pos < size and params[pos] == '"':
-            value, pos = _quoted(params, pos)
-            end = params.find(";", pos)
-            pos = size if end < 0 else end
-        else:
-            end = params.find(";", pos)
-            end = size if end < 0 else end
-            value, pos = params[pos:end].rstrip(_HTTP_SPACE), end
-            if not value:
-                pos += 1
-                continue
-        pos += 1  # the ';'
-        if name == "charset" and _QUOTED_TEXT_RE.fullmatch(value):
+        quoted = pos < size and params[pos] == '"'
+        value = ""
+        if quoted:
+            value, pos = _quoted(params, pos)  # what follows it, up to a ';', is dropped
+        end = params.find(";", pos)
+        end = size if end < 0 else end
+        if not quoted:
+            value = params[pos:end].rstrip(_HTTP_SPACE)
+        pos = end + 1
+        # an empty value counts only quoted
+        if name == "charset" and (quoted or value) and _QUOTED_TEXT_RE.fullmatch(value):
             return value
     return None
 
