@@ -47,6 +47,11 @@ _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/
 _UNICODE = ("utf-8", "utf-16", "utf-32")  # Python's names of the encodings of all Unicode
 _WEB = ("http://", "https://")  # links with these starts mean the same on every page
 _UNDECIDED: Any = object()  # not in the decider's cache (None there is an ignored link)
+# A path of segments of letters, digits and '-._~' (none of them '.' or '..'), that
+# canonicalization leaves as written: joined to the base's folder (or origin) as text, it
+# is what it resolves to.
+_PLAIN_SEGMENT = r"(?!\.\.?(?:/|\Z))[A-Za-z0-9._~\-]+"
+_PLAIN_PATH_RE = re.compile(rf"(?:{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*/?)?\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,30 @@ class ParseFailure(Exception):
 # which crosses the pipe cheaply (each action once per page) and becomes a Discovered in C
 _WireLink = tuple[str, int | None, Action, str | None, str | None]
 _Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str]]
+# a page's base for the decider: origin, without query, folder, whole, whether plain
+# relative links are joined to it as text
+_Bases = tuple[str, str, str, str, bool]
+
+
+def _joined(raw: str, origin: str, folder: str) -> str | None:
+    """The URL a plain relative link resolves to against the folder (of a web page whose
+    origin is given), joined as text; None for any other link. Leading './' and '../'
+    are resolved, '../' no higher than the origin's root."""
+    at = 0
+    while True:
+        if raw.startswith("./", at):
+            at += 2
+        elif raw.startswith("../", at):
+            at += 3
+            cut = folder.rfind("/", 0, len(folder) - 1)
+            if cut < len(origin):
+                return None
+            folder = folder[: cut + 1]
+        else:
+            break
+    if _PLAIN_PATH_RE.match(raw, at) is None:
+        return None
+    return folder + raw[at:]
 
 
 class LinkDecider:
@@ -72,24 +101,32 @@ class LinkDecider:
 
     Sites repeat their navigation on every page, so most links were decided before; the
     cache key is the link text plus only as much of the base as can change its meaning.
+    A plain relative link (see ``_PLAIN_PATH_RE``) on a web page is known by the URL it
+    resolves to: the same page linked from every folder of a site is decided once.
     """
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self._cache: dict[tuple[str, str], tuple[str, Action, str | None] | None] = {}
+        # under a local root, links resolve as on its web server: not by joining text
+        self._joins = policy.mount is None
 
-    @staticmethod
-    def _bases(base: str) -> tuple[str, str, str, str]:
+    def _bases(self, base: str) -> _Bases:
         """What of the base can change the meaning of a link that starts with '/', with
-        '?', with neither (relative to the base's folder), or with 'http:' alone."""
+        '?', with neither (relative to the base's folder), or with 'http:' alone; and
+        whether plain links are joined to it as text (a web page's)."""
         cut = base.find("/", base.find("//") + 2)
         origin = base[:cut] if cut > 0 else base
-        return origin, base.split("?", 1)[0], base[: base.rfind("/") + 1], base
+        path = base.split("?", 1)[0]
+        joins = self._joins and cut > 0 and base.startswith(_WEB)
+        return origin, path, path[: path.rfind("/") + 1], base, joins
 
     @staticmethod
-    def _key(raw: str, bases: tuple[str, str, str, str]) -> tuple[str, str]:
+    def _key(raw: str, bases: _Bases) -> tuple[str, str]:
         first = raw[:1]
         if first == "/":  # '//host/...' takes the base's scheme: its origin says it too
+            if bases[4] and raw[1:2] != "/" and _PLAIN_PATH_RE.match(raw, 1):
+                return bases[0] + raw, ""
             return raw, bases[0]
         if first == "?":
             return raw, bases[1]
@@ -100,13 +137,17 @@ class LinkDecider:
             if scheme.group().lower() in ("http:", "https:") and raw[scheme.end() :][:2] != "//":
                 return raw, bases[3]  # 'http:x' reads as relative, as browsers read it
             return raw, ""
+        if bases[4] and raw:  # an empty link names no URL
+            joined = _joined(raw, bases[0], bases[2])
+            if joined is not None:
+                return joined, ""
         return raw, bases[2]
 
     def decide(
         self,
         raw: str,
         base: str,
-        bases: tuple[str, str, str, str] | None = None,
+        bases: _Bases | None = None,
         query_encoding: str | None = None,
     ) -> tuple[str, Action, str | None] | None:
         """(url, action, invalid reason), or None for an ignored URL."""
@@ -114,7 +155,10 @@ class LinkDecider:
         if query_encoding is not None and not raw.isascii():
             key = (raw, f"{key[1]}\x00{query_encoding}")
         answer = self._cache.get(key, _UNDECIDED)
-        return self._decide(raw, base, key, query_encoding) if answer is _UNDECIDED else answer
+        if answer is _UNDECIDED or (answer is not None and answer[2] is not None and key[0] != raw):
+            # an invalid link is reported as written: its answer serves only that text
+            return self._decide(raw, base, key, query_encoding)
+        return answer
 
     def _decide(
         self, raw: str, base: str, key: tuple[str, str], query_encoding: str | None
@@ -127,6 +171,8 @@ class LinkDecider:
         else:
             action = self.policy.action(target)
             answer = None if action is Action.IGNORE else (target, action, None)
+        if answer is not None and answer[2] is not None and key[0] != raw:
+            return answer
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = answer

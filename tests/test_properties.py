@@ -576,6 +576,54 @@ def test_a_decision_remembered_from_one_page_is_the_one_another_page_would_make(
     assert shared.decide(raw, second) == LinkDecider(Policy(settings)).decide(raw, second)
 
 
+# relative links much alike, from folders of several depths: many name one URL
+plain_links = st.builds(
+    lambda lead, parts, tail: lead + "/".join(parts) + tail,
+    st.sampled_from(["", "./", "../", "../../", "./../", "../../../../", "/", "//", ".//"]),
+    st.lists(st.sampled_from(["a", "b.html", "", ".", "..", "...", "~u", "x-y_z", "A", "%2e"]),
+             max_size=4),
+    st.sampled_from(["", "/", "?q", "#f", "\\", " ", ":x", "\t"]),
+)  # fmt: skip
+folder_bases = st.sampled_from(
+    ["http://site.example/", "http://site.example/dir/page.html", "http://site.example/a/b/c/p",
+     "https://site.example/a/b/", "http://site.example/a/b?q=/c/d", "http://u@[::1]:8080/a/",
+     "http://else.example/dir/", "file:///srv/a/b.html"]
+)  # fmt: skip
+
+
+@examples(600)
+@given(raw=plain_links, base=folder_bases)
+def test_a_plain_link_known_by_its_url_is_known_by_the_url_it_resolves_to(
+    raw: str, base: str
+) -> None:
+    """Where the decider keys a relative link by the URL it names, joined as text, that URL
+    is the one the link resolves to."""
+    decider = LinkDecider(Policy(SiteSettings(start_urls=("http://site.example/dir/",))))
+    url, rest = decider._key(raw, decider._bases(base))
+    if rest == "" and url != raw:
+        assert url == canonical(raw, base)
+
+
+@examples(600)
+@given(first_raw=plain_links, raw=plain_links, first=folder_bases, second=folder_bases)
+@example(first_raw="b.html", raw="../dir/b.html", first="http://site.example/dir/page.html",
+         second="http://site.example/dir/sub/page.html")  # fmt: skip
+@example(first_raw="a", raw="../a", first="http://site.example/a/b/c/p",
+         second="http://site.example/a/b/c/d/p")  # fmt: skip
+def test_a_link_decided_under_another_text_of_the_same_url_gets_the_same_answer(
+    first_raw: str, raw: str, first: str, second: str
+) -> None:
+    """Two texts that name one URL share an answer; an invalid link is still reported in
+    its own text (here a rewrite makes every URL under /a/ invalid)."""
+    settings = SiteSettings(
+        start_urls=("http://site.example/dir/",),
+        rewrites=(Rewrite(r"^http://site\.example/a/", "http://[bad/"),),
+    )
+    shared = LinkDecider(Policy(settings))
+    shared.decide(first_raw, first)
+    assert shared.decide(raw, second) == LinkDecider(Policy(settings)).decide(raw, second)
+
+
 @examples(300)
 @given(
     raws=st.lists(st.one_of(raw_urls, st.sampled_from(["http://site.example/x#f", "HTTP://a/b",
