@@ -96,6 +96,13 @@ def _joined(raw: str, origin: str, folder: str) -> str | None:
     return folder + raw[at:]
 
 
+def _serves(answer: tuple[str, Action, str | None] | None, key: tuple[str, str], raw: str) -> bool:
+    """Whether the answer under ``key`` is the one for the link text ``raw``: an invalid
+    link is reported as written, so its answer serves only its own text, not every text
+    that names its URL."""
+    return answer is None or answer[2] is None or key[0] == raw
+
+
 class LinkDecider:
     """Resolve, canonicalize, rewrite and decide links, remembering answers across pages.
 
@@ -155,8 +162,7 @@ class LinkDecider:
         if query_encoding is not None and not raw.isascii():
             key = (raw, f"{key[1]}\x00{query_encoding}")
         answer = self._cache.get(key, _UNDECIDED)
-        if answer is _UNDECIDED or (answer is not None and answer[2] is not None and key[0] != raw):
-            # an invalid link is reported as written: its answer serves only that text
+        if answer is _UNDECIDED or not _serves(answer, key, raw):
             return self._decide(raw, base, key, query_encoding)
         return answer
 
@@ -171,7 +177,7 @@ class LinkDecider:
         else:
             action = self.policy.action(target)
             answer = None if action is Action.IGNORE else (target, action, None)
-        if answer is not None and answer[2] is not None and key[0] != raw:
+        if not _serves(answer, key, raw):
             return answer
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
