@@ -75,6 +75,12 @@ os.register_at_fork(after_in_child=_forget_locks)
 # seconds the end of a crawl's own connection waits for the write lock; if it cannot
 # have it, closing the memory makes the index instead
 FINISH_TIMEOUT = 10.0
+# SQLite's page cache, in KiB: 8 MB for a crawl (a larger one made the crawl's memory grow
+# with the site, 171 MB instead of 94 MB at 30,000 pages, for no gain in speed); 2 MB to
+# read the memory, as its largest sort (the report's, of every link) spills to a file past
+# that size: in memory it held 12 MB more at 20,000 pages, and was no faster at 2,000
+CRAWL_CACHE_KIB = 8192
+READ_CACHE_KIB = 2048
 STATEMENTS_KEPT = 512  # compiled statements the connection keeps: a batch's few sizes stay
 # rows of one INSERT or UPDATE (fewer where SQLite takes fewer variables): see _batches
 ROWS_PER_STATEMENT = 128
@@ -250,11 +256,7 @@ class SqliteStore(SqlStore):
                 self._create_schema(s)
             return
         self._check_size()
-        # a page cache of 8 MB: a larger one made the crawl's memory grow with the site
-        # (171 MB instead of 94 MB at 30,000 pages) for no gain in speed; a reader's too, as
-        # its sorts (the report's, of every link) stay in memory up to that size, where the
-        # default 2 MB spilled the benchmark's to a file
-        db.execute("PRAGMA cache_size = -8192")
+        db.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")  # a crawl's: see begin_pass
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         version = self._schema_version(self._session) if "meta" in tables else None
         self._check_memory(tables, version, crawl)
@@ -374,8 +376,10 @@ class SqliteStore(SqlStore):
         """The index, and checkpoints of the write-ahead log (else made at close), in a
         thread of their own, on a connection of their own, while the report is read: the
         crawl is over, and the other core is free."""
-        # the report's sorts (of every link, on a big site) spill to a file again
+        # the report's sorts (of every link, on a big site) spill to a file again, past a
+        # reader's cache
         self._db.execute("PRAGMA temp_store = DEFAULT")
+        self._db.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
         self._finished()
         if self.ephemeral:
             super()._index_links_by_target()
@@ -400,6 +404,7 @@ class SqliteStore(SqlStore):
         # own, which past 64 KB goes to a temporary file: each batch of a crawl made one
         # (and deleted it). In memory it is as big as one statement's rows at most.
         self._db.execute("PRAGMA temp_store = MEMORY")
+        self._db.execute(f"PRAGMA cache_size = -{CRAWL_CACHE_KIB}")
         return super().begin_pass(start_urls, now, limits)
 
     def _finish(self) -> None:
