@@ -73,6 +73,8 @@ _Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str]]
 # a page's base for the decider: origin, without query, folder, whole, whether plain
 # relative links are joined to it as text
 _Bases = tuple[str, str, str, str, bool]
+# what a link is decided to be: (url, action, why it is invalid), or None (ignored)
+_Answer = tuple[str, Action, str | None] | None
 
 
 def _joined(raw: str, origin: str, folder: str) -> str | None:
@@ -96,7 +98,7 @@ def _joined(raw: str, origin: str, folder: str) -> str | None:
     return folder + raw[at:]
 
 
-def _serves(answer: tuple[str, Action, str | None] | None, key: tuple[str, str], raw: str) -> bool:
+def _serves(answer: _Answer, key: tuple[str, str], raw: str) -> bool:
     """Whether the answer under ``key`` is the one for the link text ``raw``: an invalid
     link is reported as written, so its answer serves only its own text, not every text
     that names its URL."""
@@ -114,7 +116,7 @@ class LinkDecider:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self._cache: dict[tuple[str, str], tuple[str, Action, str | None] | None] = {}
+        self._cache: dict[tuple[str, str], _Answer] = {}
         # under a local root, links resolve as on its web server: not by joining text
         self._joins = policy.mount is None
 
@@ -156,7 +158,7 @@ class LinkDecider:
         base: str,
         bases: _Bases | None = None,
         query_encoding: str | None = None,
-    ) -> tuple[str, Action, str | None] | None:
+    ) -> _Answer:
         """(url, action, invalid reason), or None for an ignored URL."""
         key = self._key(raw, bases or self._bases(base))
         if query_encoding is not None and not raw.isascii():
@@ -168,12 +170,12 @@ class LinkDecider:
 
     def _decide(
         self, raw: str, base: str, key: tuple[str, str], query_encoding: str | None
-    ) -> tuple[str, Action, str | None] | None:
+    ) -> _Answer:
         """A link not decided before, under its cache key."""
         try:
             target = self.policy.normalize(raw, base, query_encoding)
         except BadURL as exc:
-            answer: tuple[str, Action, str | None] | None = (raw[:2048], Action.CHECK, str(exc))
+            answer: _Answer = (raw[:2048], Action.CHECK, str(exc))
         else:
             action = self.policy.action(target)
             answer = None if action is Action.IGNORE else (target, action, None)
