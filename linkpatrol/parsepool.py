@@ -32,7 +32,7 @@ from linkpatrol.loops import unwatch, watch
 from linkpatrol.model import MARKDOWN_TYPES, Action, LinkpatrolError
 from linkpatrol.policy import Policy
 from linkpatrol.store import Discovered
-from linkpatrol.urls import BadURL
+from linkpatrol.urls import BadURL, remove_dot_segments
 
 # decided links remembered per worker: 10,000 keep the site's navigation (a worker's
 # peak memory stays near 40 MB at any site size; 200,000 reached 124 MB at 100,000 pages)
@@ -78,24 +78,17 @@ _Answer = tuple[str, Action, str | None] | None
 
 
 def _joined(raw: str, origin: str, folder: str) -> str | None:
-    """The URL a plain relative link resolves to against the folder (of a web page whose
-    origin is given), joined as text; None for any other link. Leading './' and '../'
-    are resolved, '../' no higher than the origin's root."""
+    """The URL a plain relative link resolves to against the folder of a web page (whose
+    origin is given), joined as text, its leading './' and '../' resolved as RFC 3986
+    has them; None for any other link."""
     at = 0
-    while True:
-        if raw.startswith("./", at):
-            at += 2
-        elif raw.startswith("../", at):
-            at += 3
-            cut = folder.rfind("/", 0, len(folder) - 1)
-            if cut < len(origin):
-                return None
-            folder = folder[: cut + 1]
-        else:
-            break
+    while raw.startswith(("./", "../"), at):
+        at = raw.index("/", at) + 1
     if _PLAIN_PATH_RE.match(raw, at) is None:
         return None
-    return folder + raw[at:]
+    if not at:
+        return folder + raw
+    return origin + remove_dot_segments(folder[len(origin) :] + raw)
 
 
 def _serves(answer: _Answer, key: tuple[str, str], raw: str) -> bool:

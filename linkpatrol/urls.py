@@ -23,6 +23,7 @@ __all__ = [
     "origin",
     "path_depth",
     "relative_to",
+    "remove_dot_segments",
     "scheme",
 ]
 
@@ -106,7 +107,7 @@ def _dots(segment: str) -> str:
     return segment
 
 
-def _remove_dot_segments(path: str) -> str:
+def remove_dot_segments(path: str) -> str:
     """RFC 3986 section 5.2.4 for a path that starts with '/'."""
     segments = path.split("/")
     out: list[str] = []
@@ -130,7 +131,7 @@ def _normalize_path(path: str) -> str:
     # the dots first: a lone '%' in a segment that '..' removes must not keep the rest
     # of the path from being decoded
     if "/." in path or "%2" in path:
-        path = _remove_dot_segments(path)
+        path = remove_dot_segments(path)
     return _normalize_escapes(path)
 
 
