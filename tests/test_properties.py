@@ -31,14 +31,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from linkpatrol.config import Rewrite, SiteSettings
 from linkpatrol.curlfetch import CurlFetcher, _Transfer
 from linkpatrol.extract import (
     _LINK_ATTRS,
+    PARSER_OPTIONS,
     Link,
     Page,
     _extract,
+    _local,
     css_urls,
     extract_html,
     sniff_encoding,
@@ -730,6 +733,45 @@ def test_an_ascii_page_read_as_it_is_gives_the_page_read_through_decoding(body: 
         decoded.title,
         decoded.base_href,
     )
+
+
+# white space where a parser may keep or drop it, around what extraction reads
+BLANK_PIECES = [
+    " ", "\n", "\t", "\r\n", " \n\t ", "\f", "\u00a0", "<title> </title>", "<title>\n",
+    "</title>", "<style> </style>", "<style>\n</style>", "<pre> </pre>", "<textarea> ",
+    "</textarea>", "<p>", "</p>", "<a href=/a>", "</a>", "<b> </b>", "<table>", "<tr>", "<td>",
+    "<select>", "<option>", "<noscript>", "<head>", "</head>", "<body>", "<html>",
+    "<base href=/b/>", "<img src=/i.png>", "<span id=s>", "<a name=n>", "<svg>", "<math>",
+    "<ul>", "<li>",
+    "<script> </script>", "<template>", "</template>", "x", "<!-- -->", "<!DOCTYPE html>",
+]  # fmt: skip
+
+
+@examples(400)
+@given(
+    st.one_of(
+        documents,
+        st.lists(st.sampled_from(BLANK_PIECES + HTML_PIECES), max_size=60).map(
+            lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
+        ),
+    ),
+    charsets,
+)
+def test_white_space_left_out_of_the_tree_changes_nothing_extracted(
+    body: bytes, charset: str | None
+) -> None:
+    """The parser leaves whitespace-only text out of the tree, for speed: links, lines,
+    anchors, base and title are those of a tree that keeps it."""
+    assert PARSER_OPTIONS["remove_blank_text"]
+    page = extract_html(body, charset)
+    keeping = etree.HTMLParser(**{**PARSER_OPTIONS, "remove_blank_text": False})
+    saved = getattr(_local, "parser", None)
+    _local.parser = keeping
+    try:
+        kept = extract_html(body, charset)
+    finally:
+        _local.parser = saved
+    assert page == kept
 
 
 @examples(300)
