@@ -12,8 +12,9 @@ import functools
 import html
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import NamedTuple
 
 from lxml import etree
@@ -459,15 +460,17 @@ _local = threading.local()
 
 # libxml2's HTML parser as extraction uses it. Whitespace-only text between tags is left
 # out of the tree: nothing is read from it, and a page parses about a quarter faster.
-PARSER_OPTIONS: dict[str, bool | str] = {
-    "encoding": "utf-8",
-    "recover": True,
-    "huge_tree": True,
-    "remove_comments": True,
-    "remove_pis": True,
-    "remove_blank_text": True,
-    "no_network": True,
-}
+PARSER_OPTIONS: Mapping[str, bool | str] = MappingProxyType(
+    {
+        "encoding": "utf-8",
+        "recover": True,
+        "huge_tree": True,
+        "remove_comments": True,
+        "remove_pis": True,
+        "remove_blank_text": True,
+        "no_network": True,
+    }
+)
 
 
 def _parser() -> etree.HTMLParser:

@@ -742,8 +742,8 @@ BLANK_PIECES = [
     "</textarea>", "<p>", "</p>", "<a href=/a>", "</a>", "<b> </b>", "<table>", "<tr>", "<td>",
     "<select>", "<option>", "<noscript>", "<head>", "</head>", "<body>", "<html>",
     "<base href=/b/>", "<img src=/i.png>", "<span id=s>", "<a name=n>", "<svg>", "<math>",
-    "<ul>", "<li>",
-    "<script> </script>", "<template>", "</template>", "x", "<!-- -->", "<!DOCTYPE html>",
+    "<ul>", "<li>", "<script> </script>", "<template>", "</template>", "x", "<!-- -->",
+    "<!DOCTYPE html>",
 ]  # fmt: skip
 
 
