@@ -5,13 +5,17 @@
 
 Serves the generated site as ``bench/run.py`` does (the kit's ``gen_site.py`` and
 ``serve.sh``) and runs ``linkpatrol check`` on it the same way (JSON report, a fresh SQLite
-memory, ``--concurrency 16``), ``--reps`` times. Prints the medians of:
+memory, ``--concurrency 16``), ``--reps`` times; then as many times each of the second
+runs ``bench/run.py`` measures, over a copy of a first run's memory: with
+``--recheck-good 1d``, and plain. Prints the medians of:
 
-- the wall time of each phase: the start (interpreter, imports, options, the memory
-  opened), the crawl, the report (read from the memory and written);
+- the wall time of each phase of each kind of run: the start (interpreter, imports,
+  options, the memory opened), the crawl, the report (read from the memory and written),
+  and the command's whole CPU time;
 - each process's and thread's time on a core and time waiting for one (the kernel's
-  run queue): the crawler's main thread, its other threads (the memory's writer and the
-  finishing thread), each parse worker and the report's helper, and nginx's CPU;
+  run queue) in a first run: the crawler's main thread, its other threads (the memory's
+  writer and the finishing thread), each parse worker and the report's helper, and
+  nginx's CPU;
 - what a parse worker does to a page, stage by stage, timed alone (best of five passes
   over every page of the site, in the order the crawl found them): sniffing the charset,
   libxml2's parse, the whole extraction (parse included), deciding the links (a fresh
@@ -274,48 +278,65 @@ def stages(python: str, start_url: str, urls: list[str]) -> dict[str, float]:
     return json.loads(done.stdout)
 
 
+# the runs timed, each on its own memory: a first run, then the two second runs over a
+# copy of a first run's memory (nothing changed on the site)
+RUNS = {
+    "first run": None,
+    "--recheck-good 1d": ["--recheck-good", "1d"],
+    "plain second run": [],
+}
+
+
 def measure(start_url: str, reps: int, python: str | None = None) -> dict:
-    """``reps`` crawls of the site: medians per phase and per role, and the stages."""
+    """``reps`` runs of each kind: medians per phase, per role (of a first run), and the
+    stages of a parse worker."""
     python = python or interpreter()
-    phases: dict[str, list[float]] = {"start": [], "crawl": [], "report": [], "whole run": []}
-    cpu: list[float] = []
+    phases: dict[str, dict[str, list[float]]] = {run: {} for run in RUNS}
+    requests: dict[str, list[int]] = {run: [] for run in RUNS}
     nginx: list[float] = []
     per_role: dict[str, list[tuple[float, float]]] = {}
     pages: list[str] = []
-    for _ in range(reps):
-        with tempfile.TemporaryDirectory() as scratch:
-            report = Path(scratch) / "report.json"
-            args = [
-                "check",
-                start_url,
-                "--format",
-                "json",
-                "--output",
-                str(report),
-                "-q",
-                "--db",
-                str(Path(scratch) / "bench.db"),
-                "--concurrency",
-                "16",
-            ]
-            marks, sampled, wall, spent = run_once(python, args)
-            if not pages:
-                urls = json.loads(report.read_text(encoding="utf-8"))["urls"]
-                pages = [
-                    u["url"] for u in urls if u["action"] == "parse" and u["http_status"] == 200
-                ]
-        phases["start"].append(marks["crawl"] - marks["spawned"])
-        phases["crawl"].append(marks["report"] - marks["crawl"])
-        phases["report"].append(marks["ended"] - marks["report"])
-        phases["whole run"].append(wall)
-        cpu.append(spent)
-        nginx.append(sampled.nginx)
-        for name, task in roles(marks, sampled).items():
-            per_role.setdefault(name, []).append((task.on_cpu, task.waiting))
+    with tempfile.TemporaryDirectory() as kept:
+        remembered = Path(kept) / "first.db"  # a first run's memory
+        for run, extra in RUNS.items():
+            for _ in range(reps):
+                with tempfile.TemporaryDirectory() as scratch:
+                    report, db = Path(scratch) / "report.json", Path(scratch) / "bench.db"
+                    if extra is not None:
+                        shutil.copyfile(remembered, db)
+                    args = ["check", start_url, "--format", "json", "--output", str(report)]
+                    args += ["-q", "--db", str(db), "--concurrency", "16", *(extra or [])]
+                    marks, sampled, wall, spent = run_once(python, args)
+                    written = json.loads(report.read_text(encoding="utf-8"))
+                    requests[run].append(written["summary"]["requests"])
+                    if extra is None and not remembered.exists():
+                        shutil.copyfile(db, remembered)  # closed: its log is checkpointed
+                        urls = written["urls"]
+                        pages = [
+                            u["url"]
+                            for u in urls
+                            if u["action"] == "parse" and u["http_status"] == 200
+                        ]
+                took = {
+                    "start": marks["crawl"] - marks["spawned"],
+                    "crawl": marks["report"] - marks["crawl"],
+                    "report": marks["ended"] - marks["report"],
+                    "whole run": wall,
+                    "CPU": spent,
+                }
+                for name, seconds in took.items():
+                    phases[run].setdefault(name, []).append(seconds)
+                if extra is None:
+                    nginx.append(sampled.nginx)
+                    for name, task in roles(marks, sampled).items():
+                        per_role.setdefault(name, []).append((task.on_cpu, task.waiting))
     return {
         "reps": reps,
-        "phases": {k: statistics.median(v) for k, v in phases.items()},
-        "cpu": statistics.median(cpu),
+        "phases": {
+            run: {name: statistics.median(values) for name, values in measured.items()}
+            for run, measured in phases.items()
+        },
+        "requests": {run: statistics.median(made) for run, made in requests.items()},
         "nginx": statistics.median(nginx),
         "roles": {
             name: (
@@ -332,16 +353,18 @@ def measure(start_url: str, reps: int, python: str | None = None) -> dict:
 def markdown(result: dict) -> str:
     """The measurements as Markdown tables."""
     lines = [
-        f"Medians of {result['reps']} runs.",
+        f"Medians of {result['reps']} runs of each kind; the second runs go over a copy of a "
+        "first run's memory, nothing changed on the site.",
         "",
-        "| phase | wall s |",
-        "|---|---:|",
+        "| run | start s | crawl s | report s | whole run s | CPU s | requests |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    lines += [f"| {name} | {seconds:.3f} |" for name, seconds in result["phases"].items()]
+    for run, measured in result["phases"].items():
+        seconds = " | ".join(f"{s:.3f}" for s in measured.values())
+        lines.append(f"| {run} | {seconds} | {result['requests'][run]:.0f} |")
     lines += [
         "",
-        f"CPU of the whole command: {result['cpu']:.2f} s; nginx's meanwhile: "
-        f"{result['nginx']:.2f} s.",
+        f"A first run, by process and thread (nginx's CPU meanwhile: {result['nginx']:.2f} s):",
         "",
         "| process or thread | on a core s | waiting for a core s |",
         "|---|---:|---:|",

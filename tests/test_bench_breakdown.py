@@ -20,10 +20,15 @@ def test_breakdown_times_each_phase_thread_and_stage() -> None:
     with sitesrv.TestSite(pages) as site:
         result = breakdown.measure(site.url("/"), reps=1, python=sys.executable)
 
-    phases = result["phases"]
-    assert all(phases[name] > 0 for name in ("start", "crawl", "report"))
-    parts = phases["start"] + phases["crawl"] + phases["report"]
-    assert abs(parts - phases["whole run"]) < 1e-6
+    assert list(result["phases"]) == ["first run", "--recheck-good 1d", "plain second run"]
+    for phases in result["phases"].values():
+        assert all(phases[name] > 0 for name in ("start", "crawl", "report", "CPU"))
+        parts = phases["start"] + phases["crawl"] + phases["report"]
+        assert abs(parts - phases["whole run"]) < 1e-6
+    # the second runs go over the first run's memory: the good URLs are not asked again
+    # with --recheck-good, only the broken one; a plain second run asks for every URL
+    made = result["requests"]
+    assert made["--recheck-good 1d"] < 5 < made["plain second run"] <= made["first run"]
 
     roles = result["roles"]
     assert roles["crawler: main thread"][0] > 0
@@ -31,7 +36,9 @@ def test_breakdown_times_each_phase_thread_and_stage() -> None:
     assert "report's helper" in roles  # a JSON report is shared with a helper
     workers = [name for name in roles if name.startswith("parse worker")]
     assert workers and all(roles[name][0] > 0 for name in workers)
-    assert sum(on_cpu for on_cpu, _ in roles.values()) <= result["cpu"] * 1.05
+    assert (
+        sum(on_cpu for on_cpu, _ in roles.values()) <= result["phases"]["first run"]["CPU"] * 1.05
+    )
 
     # every page parsed with a 200: the home page, the indexes and the content pages
     assert result["pages"] == 1 + 3 + 3 * 10
@@ -41,5 +48,5 @@ def test_breakdown_times_each_phase_thread_and_stage() -> None:
     assert LINKS_A_CONTENT_PAGE <= stages["links a page"] < 12
 
     table = breakdown.markdown(result)
-    assert "| crawl |" in table and "| crawler: main thread |" in table
+    assert "| --recheck-good 1d |" in table and "| crawler: main thread |" in table
     assert "| libxml2's parse |" in table
