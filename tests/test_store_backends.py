@@ -229,6 +229,32 @@ def test_the_end_of_a_crawl_indexes_links_by_target_while_the_report_is_read(
     assert_memory_intact(db)
 
 
+def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
+    tmp_path: Any,
+) -> None:
+    # A report names its broken URLs with the pages that link to them. Without statistics
+    # SQLite would read them through every page of the pass, and every page's links (on a
+    # big site, millions of links for a few dozen URLs); the index of links by target
+    # finds only theirs.
+    db = str(tmp_path / "memory.db")
+    store = open_store(db, crawl=True)
+    pass_id = crawl_by_hand(store)
+    store.close()  # the index of links by target is made
+    reader = open_store(db, crawl=False)
+    expected = {r.id: r.referrers for r in reader.pass_urls(pass_id) if r.referrers}
+    assert len(expected) >= 5  # from five targets on, SQLite's guess picks the pages
+    statements: list[str] = []
+    reader._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    found = reader.referrers(pass_id, list(expected))
+    reader._db.set_trace_callback(None)  # type: ignore[attr-defined]
+    reader.close()
+    assert found == expected
+    (query,) = [s for s in statements if "FROM links" in s]
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {query}"))
+    assert "USING INDEX links_dst" in plan and "urls_seen" not in plan, plan
+
+
 @pytest.mark.backends
 def test_a_page_of_many_links_keeps_every_one_in_its_order(db: str, store: Store) -> None:
     # more links than one INSERT statement takes, the last statement a short one; links

@@ -211,6 +211,10 @@ class Dialect:
     # appended to a SELECT of one row that concurrent writers must take turns on ("" where
     # a write transaction already excludes every other writer)
     lock_row: str = ""
+    # put before a column in a condition, keeps the planner from using the column's index
+    # for it ("" where the planner knows better): SQLite, without statistics, reads the
+    # links of a few targets through every page of the pass rather than by target
+    unindexed: str = ""
     # one crawler at a time (a lock keeps the others out): it may trust the URLs it saw
     # seen in its pass, and the index of links by target is built in one go when its run
     # ends, not row by row during it (which was a big crawl's costliest write)
@@ -1181,14 +1185,15 @@ class SqlStore(ABC):
                     pending_ref = next(ref_rows, None)
                 yield _url_record(row, referrers)
 
-    def _referrer_query(self, condition: str, page: str = "s.url") -> str:
+    def _referrer_query(self, condition: str, page: str = "s.url", few: bool = False) -> str:
         """(target id, referring page (its URL, or ``page``), line) of the pass's links, by
-        target, page and line."""
+        target, page and line; ``few``: of a few targets, found by target, not by page."""
         d = self.dialect
+        pages = d.unindexed if few else ""
         return (
             f"SELECT l.dst, {page}, l.line FROM links l JOIN urls s ON s.id = l.src "
-            f"WHERE s.links_pass = ? AND s.seen_pass = ? AND {_NOT_WITHIN} AND {condition} "
-            f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
+            f"WHERE {pages}s.links_pass = ? AND {pages}s.seen_pass = ? AND {_NOT_WITHIN} "
+            f"AND {condition} ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
         )
 
     def referrers(self, pass_id: int, url_ids: Sequence[int]) -> dict[int, list[Referrer]]:
@@ -1198,7 +1203,7 @@ class SqlStore(ABC):
             for chunk in self.dialect.chunks(list(url_ids)):
                 condition, values = self.dialect.member("l.dst", chunk)
                 for dst, page, line in s.execute(
-                    self._referrer_query(condition), (pass_id, pass_id, *values)
+                    self._referrer_query(condition, few=True), (pass_id, pass_id, *values)
                 ):
                     found.setdefault(dst, []).append(_referrer(pages.setdefault(page, page), line))
         return found
