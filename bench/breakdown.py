@@ -185,8 +185,12 @@ def _schedstat(pid: int, tid: int) -> tuple[float, float] | None:
 
 
 def _nginx_pids() -> list[int]:
-    found = subprocess.run(["pgrep", "-x", "nginx"], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
+    """The processes named nginx (none where the site is served otherwise)."""
+    return [
+        int(pid)
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _read(f"/proc/{pid}/comm").strip() == "nginx"
+    ]
 
 
 def _on_cpu(pids: Iterable[int]) -> float:
