@@ -205,7 +205,10 @@ def _on_cpu(pids: Iterable[int]) -> float:
 def run_once(python: str, args: list[str]) -> tuple[dict, Sampled, float, float]:
     """One run of ``linkpatrol ARGS``: its phase marks, its threads as sampled, its wall
     time from the spawn, and its whole CPU time (itself and the children it waited for)."""
-    with tempfile.TemporaryDirectory() as scratch:
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        open(Path(scratch) / "stderr", "w+b") as errors,
+    ):
         marks_file = Path(scratch) / "marks.json"
         nginx = _nginx_pids()
         nginx_before = _on_cpu(nginx)
@@ -214,7 +217,7 @@ def run_once(python: str, args: list[str]) -> tuple[dict, Sampled, float, float]
         proc = subprocess.Popen(
             [python, "-c", _DRIVER, str(marks_file), *args],
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=errors,
         )
         sampled.crawler = proc.pid
         tree = {proc.pid}
@@ -231,9 +234,10 @@ def run_once(python: str, args: list[str]) -> tuple[dict, Sampled, float, float]
             time.sleep(POLL)
         wall = time.monotonic() - spawned
         proc.returncode = code = os.waitstatus_to_exitcode(status)
-        stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         if code not in (0, 1) or not marks_file.exists():
-            raise SystemExit(f"bench: linkpatrol failed ({code}): {stderr[-2000:]}")
+            errors.seek(0)
+            said = errors.read().decode(errors="replace")
+            raise SystemExit(f"bench: linkpatrol failed ({code}): {said[-2000:]}")
         marks = json.loads(marks_file.read_text(encoding="utf-8"))
         marks["spawned"], marks["ended"] = spawned, spawned + wall
         sampled.nginx = _on_cpu(nginx) - nginx_before
@@ -245,21 +249,20 @@ def roles(marks: dict, sampled: Sampled) -> dict[str, Task]:
     named: dict[str, Task] = {}
     crawler = sampled.crawler
     thread_names = {int(k): v for k, v in marks.get("threads", {}).items()}
-    workers = 0
+    workers: dict[int, str] = {}  # process id: its name, in the order they started
     for task in sorted(sampled.tasks.values(), key=lambda t: (t.pid, t.tid)):
         if task.pid == crawler:
-            if task.tid == crawler:
-                name = "crawler: main thread"
-            else:
-                name = f"crawler: thread {thread_names.get(task.tid, task.tid)}"
+            process = "crawler"
         elif task.pid == marks.get("helper"):
-            name = "report's helper"
+            process = "report's helper"
         else:
-            workers += 1
-            name = f"parse worker {workers}"
-        if name in named:  # a thread of a worker's own (none is expected)
-            name = f"{name} ({task.tid})"
-        named[name] = task
+            process = workers.setdefault(task.pid, f"parse worker {len(workers) + 1}")
+        if task.tid == crawler:
+            named["crawler: main thread"] = task
+        elif task.pid == crawler:
+            named[f"crawler: thread {thread_names.get(task.tid, task.tid)}"] = task
+        else:  # a process of one thread, but for one a library may start
+            named[process if task.tid == task.pid else f"{process}: thread {task.tid}"] = task
     return named
 
 
