@@ -7,7 +7,8 @@ Serves the generated site as ``bench/run.py`` does (the kit's ``gen_site.py`` an
 ``serve.sh``) and runs ``linkpatrol check`` on it the same way (JSON report, a fresh SQLite
 memory, ``--concurrency 16``), ``--reps`` times; then as many times each of the second
 runs ``bench/run.py`` measures, over a copy of a first run's memory: with
-``--recheck-good 1d``, and plain. Prints the medians of:
+``--recheck-good 1d``, and plain. The linkpatrol measured is the one installed in the
+Python that runs this script. Prints the medians of:
 
 - the wall time of each phase of each kind of run: the start (interpreter, imports,
   options, the memory opened), the crawl, the report (read from the memory and written),
@@ -49,10 +50,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_KIT = HERE.parent.parent / "shared" / "bench"
 POLL = 0.01  # seconds between two readings of /proc
+sys.path.insert(0, str(HERE.parent))
 
-# Run by the interpreter linkpatrol is installed in: the command itself, with the moments
-# its phases begin written to a file (CLOCK_MONOTONIC, which every process shares), and
-# the names of its threads and its helper's process id.
+from bench.kit import served_site  # noqa: E402
+
+# Run by the Python linkpatrol is installed in: the command itself, with the moments its
+# phases begin written to a file (CLOCK_MONOTONIC, which every process shares), and the
+# names of its threads and its helper's process id.
 _DRIVER = textwrap.dedent(
     """
     import atexit, json, sys, threading, time
@@ -63,7 +67,7 @@ _DRIVER = textwrap.dedent(
         marks["threads"][str(self.native_id)] = self.name
     threading.Thread.start = start
     import linkpatrol.cli as cli
-    with_signals, build_report, sharing = cli._with_signals, cli.build_report, cli._sharing
+    with_signals, sharing = cli._with_signals, cli._sharing
     async def crawl(*args):
         marks["crawl"] = time.monotonic()
         try:
@@ -85,7 +89,7 @@ _DRIVER = textwrap.dedent(
     """
 )
 
-# Run by the same interpreter: each stage of a parse worker's work, over the site's pages.
+# Run by the same Python: each stage of a parse worker's work, over the site's pages.
 _STAGES = textwrap.dedent(
     """
     import gc, json, pickle, sys, time
@@ -128,16 +132,6 @@ _STAGES = textwrap.dedent(
     json.dump(out, sys.stdout)
     """
 )
-
-
-def interpreter() -> str:
-    """The Python that runs the ``linkpatrol`` on PATH (its script's first line)."""
-    found = shutil.which("linkpatrol")
-    if not found:
-        sys.exit("bench: 'linkpatrol' is not on PATH (pip install . first)")
-    with open(found, encoding="utf-8", errors="replace") as script:
-        first = script.readline()
-    return first[2:].strip() if first.startswith("#!") else sys.executable
 
 
 @dataclass
@@ -294,10 +288,9 @@ RUNS = {
 }
 
 
-def measure(start_url: str, reps: int, python: str | None = None) -> dict:
-    """``reps`` runs of each kind: medians per phase, per role (of a first run), and the
-    stages of a parse worker."""
-    python = python or interpreter()
+def measure(start_url: str, reps: int, python: str = sys.executable) -> dict:
+    """``reps`` runs of each kind, by ``python`` (one linkpatrol is installed in): medians
+    per phase, per role (of a first run), and the stages of a parse worker."""
     phases: dict[str, dict[str, list[float]]] = {run: {} for run in RUNS}
     requests: dict[str, list[int]] = {run: [] for run in RUNS}
     nginx: list[float] = []
@@ -404,20 +397,8 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--kit", type=Path, default=DEFAULT_KIT)
     args = parser.parse_args()
-    kit = args.kit.resolve()
-    site = Path(f"/tmp/bench-site/{args.pages}")
-    if not (site / "truth.json").is_file():
-        subprocess.run(
-            [sys.executable, kit / "gen_site.py", "--pages", str(args.pages), "--out", site],
-            check=True,
-        )
-    truth = json.loads((site / "truth.json").read_text(encoding="utf-8"))
-    subprocess.run(["bash", kit / "serve.sh", "stop"], capture_output=True, check=False)
-    subprocess.run(["bash", kit / "serve.sh", "start", site], check=True, capture_output=True)
-    try:
+    with served_site(args.kit.resolve(), args.pages) as truth:
         result = measure(truth["start_url"], args.reps)
-    finally:
-        subprocess.run(["bash", kit / "serve.sh", "stop"], capture_output=True, check=False)
     print(f"# Where the time goes: {args.pages}-page generated site ({os.cpu_count()} cores)\n")
     print(markdown(result))
     return 0

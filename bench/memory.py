@@ -39,6 +39,10 @@ except ImportError:  # pragma: no cover - a benchmark, not the suite
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_KIT = HERE.parent.parent / "shared" / "bench"
+sys.path.insert(0, str(HERE.parent))
+
+from bench.kit import served_site  # noqa: E402
+
 SAMPLE_INTERVAL = 0.05
 
 
@@ -107,58 +111,49 @@ def linkpatrol() -> list[str]:
 
 
 def measure(pages: int, kit: Path) -> dict[str, float]:
-    out = Path(f"/tmp/bench-site/{pages}")
-    if not (out / "truth.json").exists():
-        subprocess.run([sys.executable, kit / "gen_site.py", "--pages", str(pages)], check=True)
-    subprocess.run(["bash", kit / "serve.sh", "stop"], capture_output=True, check=False)
-    subprocess.run(["bash", kit / "serve.sh", "start", out], check=True, capture_output=True)
-    truth = json.loads((out / "truth.json").read_text(encoding="utf-8"))
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            db = Path(scratch) / "bench.db"
-            report = Path(scratch) / "report.json"
-            command = [
-                *linkpatrol(),
-                "check",
-                truth["start_url"],
-                "--db",
-                str(db),
-                "--format",
-                "json",
-                "--output",
-                str(report),
-                "-q",
-                "--concurrency",
-                "16",
-            ]
-            started = time.monotonic()
-            proc, peaks = run_sampled(command)
-            wall = time.monotonic() - started
-            if proc.returncode not in (0, 1):
-                raise SystemExit(f"linkpatrol failed ({proc.returncode}): {proc.stderr[-2000:]}")
-            rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-            tree_peak = int(rss.group(1)) / 1024 if rss else -1.0
-            crawler = peaks.crawler
-            if tree_peak > max(crawler, peaks.largest_worker):
-                crawler = tree_peak  # reached too close to its exit to be sampled
-            data = json.loads(report.read_text(encoding="utf-8"))
-            planted = {entry["url"] for entry in truth["broken"]}
-            reported = {u["url"] for u in data["urls"] if u["reportable"]}
-            return {
-                "pages": pages,
-                "wall_s": round(wall, 2),
-                "urls": data["summary"]["urls"],
-                "urls_per_s": round(data["summary"]["urls"] / wall, 1),
-                "peak_rss_mb": round(tree_peak, 1),
-                "crawler_mb": round(crawler, 1),
-                "worker_mb": round(peaks.largest_worker, 1),
-                "workers": len(peaks.workers),
-                "db_mb": round(db.stat().st_size / 2**20, 1),
-                "planted": len(planted),
-                "found": len(planted & reported),
-            }
-    finally:
-        subprocess.run(["bash", kit / "serve.sh", "stop"], capture_output=True, check=False)
+    with served_site(kit, pages) as truth, tempfile.TemporaryDirectory() as scratch:
+        db = Path(scratch) / "bench.db"
+        report = Path(scratch) / "report.json"
+        command = [
+            *linkpatrol(),
+            "check",
+            truth["start_url"],
+            "--db",
+            str(db),
+            "--format",
+            "json",
+            "--output",
+            str(report),
+            "-q",
+            "--concurrency",
+            "16",
+        ]
+        started = time.monotonic()
+        proc, peaks = run_sampled(command)
+        wall = time.monotonic() - started
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"linkpatrol failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        tree_peak = int(rss.group(1)) / 1024 if rss else -1.0
+        crawler = peaks.crawler
+        if tree_peak > max(crawler, peaks.largest_worker):
+            crawler = tree_peak  # reached too close to its exit to be sampled
+        data = json.loads(report.read_text(encoding="utf-8"))
+        planted = {entry["url"] for entry in truth["broken"]}
+        reported = {u["url"] for u in data["urls"] if u["reportable"]}
+        return {
+            "pages": pages,
+            "wall_s": round(wall, 2),
+            "urls": data["summary"]["urls"],
+            "urls_per_s": round(data["summary"]["urls"] / wall, 1),
+            "peak_rss_mb": round(tree_peak, 1),
+            "crawler_mb": round(crawler, 1),
+            "worker_mb": round(peaks.largest_worker, 1),
+            "workers": len(peaks.workers),
+            "db_mb": round(db.stat().st_size / 2**20, 1),
+            "planted": len(planted),
+            "found": len(planted & reported),
+        }
 
 
 def main() -> int:
