@@ -173,7 +173,10 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
 LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
-SEEN_KEPT = 20_000  # URLs a sole crawler remembers as seen in its pass (about 4 MB)
+# URLs a sole crawler remembers as seen in its pass, in each of two generations (about
+# 10 MB each): a big site's URLs not remembered are looked up again in every batch that
+# links to them (at 20,000 URLs, half the time its memory took to learn a batch)
+SEEN_KEPT = 50_000
 _NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 _HISTORY_COLUMNS = (
@@ -387,6 +390,8 @@ class SqlStore(ABC):
         # a sole crawler's URLs known to be seen in the pass ``_seen_pass``, by id; a
         # site's navigation is linked from every page
         self._seen: dict[str, int] = {}
+        # the generation before: what the site's pages still link to moves up again
+        self._seen_before: dict[str, int] = {}
         self._seen_pass: int | None = None
 
     @abstractmethod
@@ -408,9 +413,13 @@ class SqlStore(ABC):
             with self._tx() as s:
                 yield s
         except BaseException:
-            self._seen.clear()
+            self._forget_seen()
             self._patterns.clear()
             raise
+
+    def _forget_seen(self) -> None:
+        self._seen.clear()
+        self._seen_before.clear()
 
     # ---- the schema -----------------------------------------------------------------
 
@@ -512,7 +521,7 @@ class SqlStore(ABC):
         encoded = json.dumps(list(start_urls))
         limits = limits or PassLimits()
         self._patterns.clear()
-        self._seen.clear()
+        self._forget_seen()
         self._seen_pass = None
         self._enlisted = True
         deadline = time.monotonic() + CREW_GRACE
@@ -869,12 +878,15 @@ class SqlStore(ABC):
         invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
         urls = list(targets)
         # a URL seen in this pass stays so, and its id never changes
-        remembered = self._seen if d.sole_crawler and self._seen_pass == pass_id else None
+        remembered = d.sole_crawler and self._seen_pass == pass_id
         unknown = urls
-        if remembered is not None:
+        if remembered:
             unknown = []
+            young, before = self._seen, self._seen_before
             for url in urls:
-                if (known := remembered.get(url)) is not None:
+                if (known := young.get(url)) is not None or (
+                    known := before.get(url)
+                ) is not None:
                     ids[url] = (known, pass_id)
                 else:
                     unknown.append(url)
@@ -966,11 +978,14 @@ class SqlStore(ABC):
                 )
                 self._patterns.update(counted)
         if d.sole_crawler:
-            if self._seen_pass != pass_id or len(self._seen) > SEEN_KEPT:
-                self._seen.clear()
+            if self._seen_pass != pass_id:
+                self._forget_seen()
                 self._seen_pass = pass_id
+            elif len(self._seen) > SEEN_KEPT:
+                self._seen_before, self._seen = self._seen, {}
+            young = self._seen
             for url in urls:  # every one of them is now seen in the pass
-                self._seen[url] = ids[url][0]
+                young[url] = ids[url][0]
         return {u: ids[u][0] for u in urls}
 
     def _pattern_count(
@@ -1088,7 +1103,7 @@ class SqlStore(ABC):
                     updates,
                 )
             if dropped:
-                self._seen.clear()
+                self._forget_seen()
             for chunk in d.chunks(dropped):
                 condition, values = d.member("id", chunk)
                 s.execute(
