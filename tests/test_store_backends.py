@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import linkpatrol.store.sql as sql_store
 import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
@@ -253,6 +254,43 @@ def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
     with contextlib.closing(sqlite3.connect(db)) as conn:
         plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {query}"))
     assert "USING INDEX links_dst" in plan and "urls_seen" not in plan, plan
+
+
+def test_a_url_linked_again_batches_later_is_not_looked_up_again(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sole crawler remembers the URLs seen in its pass (up to ``SEEN_KEPT`` in each of
+    # two generations), so a link to one is not looked up in the memory again. Here it
+    # remembers 4: a URL linked in one batch, not in the next (which brings 5 new ones),
+    # and again in the third is still known then.
+    monkeypatch.setattr(sql_store, "SEEN_KEPT", 4)
+    db = str(tmp_path / "memory.db")
+    store = open_store(db, crawl=True)
+    info = store.begin_pass([f"{H}/"], T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    batches = [
+        [f"{H}/x", *[f"{H}/p{i}" for i in range(4)]],
+        [f"{H}/q{i}" for i in range(5)],
+        [f"{H}/x", f"{H}/r"],
+    ]
+    for links in batches:
+        task = claim_all(store, info.id)[0]
+        store.complete(info.id, [ok(task, *[(url, n + 1) for n, url in enumerate(links)])], T0)
+    store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+    store.end_run(info.id, 1.0, T0 + 1, False, None)
+    store.close()
+
+    looked_up = " ".join(s for s in statements if "seen_pass, CASE" in s)
+    assert looked_up.count(f"'{H}/r'") == 1  # a new URL is
+    assert looked_up.count(f"'{H}/x'") == 1, statements  # a known one, only the first time
+    reader = open_store(db, crawl=False)
+    pages = dict(reader.outlinks(info.id))
+    ids = {r.url: r.id for r in reader.pass_urls(info.id)}
+    reader.close()
+    assert sorted([r.url for r in targets] for targets in pages.values()) == sorted(batches)
+    assert len(ids) == len(set(ids.values())) == 1 + 4 + 5 + 2  # one row for each URL
 
 
 @pytest.mark.backends
