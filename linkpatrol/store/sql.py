@@ -884,9 +884,7 @@ class SqlStore(ABC):
             unknown = []
             young, before = self._seen, self._seen_before
             for url in urls:
-                if (known := young.get(url)) is not None or (
-                    known := before.get(url)
-                ) is not None:
+                if (known := young.get(url)) is not None or (known := before.get(url)) is not None:
                     ids[url] = (known, pass_id)
                 else:
                     unknown.append(url)
