@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from linkpatrol.model import State
+from linkpatrol.model import Action, State
 from linkpatrol.store import open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
-from tests.conftest import Runner, assert_memory_intact, memory_rows, memory_write
+from tests.conftest import Runner, assert_memory_intact, is_postgres, memory_rows, memory_write
 from tests.sitesrv import Page
 from tests.test_memory import _mount_namespaces_work
 
@@ -160,10 +162,61 @@ def test_each_backend_brings_a_schema_2_memory_forward_to_keep_plugin_fields(db:
         assert reader.plugin_fields(info.id) == {}
     finally:
         reader.close()
-    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
     store = open_store(db, crawl=True)
     try:
         store.save_plugin_fields(info.id, {"mailto": {"count": 0}})
         assert store.plugin_fields(info.id) == {"mailto": {"count": 0}}
     finally:
         store.close()
+
+
+def _claim_index(db: str) -> list[str]:
+    """The columns of the frontier's index for claims, in order."""
+    if is_postgres(db):
+        (definition,) = memory_rows(
+            db,
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND indexname = 'frontier_pick'",
+        )[0]
+        return [c.strip() for c in definition.split("(", 1)[1].rstrip(")").split(",")]
+    return [
+        row[0] for row in memory_rows(db, "SELECT name FROM pragma_index_info('frontier_pick')")
+    ]
+
+
+@pytest.mark.backends
+def test_each_backend_brings_a_schema_3_memory_forward_to_claim_from_the_index_alone(
+    db: str,
+) -> None:
+    """Schema 4 puts all a claim tests of a frontier row in the index it claims by; a
+    memory's URLs still queued are claimed through it once it is brought forward."""
+    store = open_store(db, crawl=True)
+    info = store.begin_pass(["http://127.0.0.1:9/"], 1_700_000_000.0)
+    store.seed(info.id, [("http://127.0.0.1:9/", Action.PARSE)], 1_700_000_000.0)
+    store.close()
+    assert _claim_index(db) == ["pass_id", "rnd", "lease_until", "origin"]
+    memory_write(db, "DROP INDEX frontier_pick")
+    memory_write(db, "CREATE INDEX frontier_pick ON frontier(pass_id, rnd)")
+    memory_write(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+
+    store = open_store(db, crawl=True)
+    try:
+        (task,) = store.claim(info.id, 10, 1_700_000_001.0, ("http://other.test",), 60.0)
+        assert task.url == "http://127.0.0.1:9/"
+    finally:
+        store.close()
+    assert _claim_index(db) == ["pass_id", "rnd", "lease_until", "origin"]
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+    if not is_postgres(db):  # SQLite's plan: no row of the table read to test a row
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            plan = conn.execute(
+                "EXPLAIN QUERY PLAN SELECT url_id FROM frontier WHERE pass_id = 1 AND "
+                "(lease_until IS NULL OR lease_until < 5) AND origin NOT IN ('a', 'b') "
+                "ORDER BY rnd LIMIT 10"
+            ).fetchall()
+        assert "USING COVERING INDEX frontier_pick" in plan[0][3], plan
