@@ -230,6 +230,17 @@ def test_the_end_of_a_crawl_indexes_links_by_target_while_the_report_is_read(
     assert_memory_intact(db)
 
 
+@contextlib.contextmanager
+def sqlite_statements(store: Store) -> Iterator[list[str]]:
+    """The statements a SQLite memory runs while the block lasts, in order."""
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    try:
+        yield statements
+    finally:
+        store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+
+
 def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
     tmp_path: Any,
 ) -> None:
@@ -244,10 +255,8 @@ def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
     reader = open_store(db, crawl=False)
     expected = {r.id: r.referrers for r in reader.pass_urls(pass_id) if r.referrers}
     assert len(expected) >= 5  # from five targets on, SQLite's guess picks the pages
-    statements: list[str] = []
-    reader._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
-    found = reader.referrers(pass_id, list(expected))
-    reader._db.set_trace_callback(None)  # type: ignore[attr-defined]
+    with sqlite_statements(reader) as statements:
+        found = reader.referrers(pass_id, list(expected))
     reader.close()
     assert found == expected
     (query,) = [s for s in statements if "FROM links" in s]
@@ -268,17 +277,16 @@ def test_a_url_linked_again_batches_later_is_not_looked_up_again(
     store = open_store(db, crawl=True)
     info = store.begin_pass([f"{H}/"], T0)
     store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
-    statements: list[str] = []
-    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
     batches = [
         [f"{H}/x", *[f"{H}/p{i}" for i in range(4)]],
         [f"{H}/q{i}" for i in range(5)],
         [f"{H}/x", f"{H}/r"],
     ]
-    for links in batches:
-        task = claim_all(store, info.id)[0]
-        store.complete(info.id, [ok(task, *[(url, n + 1) for n, url in enumerate(links)])], T0)
-    store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+    with sqlite_statements(store) as statements:
+        for links in batches:
+            task = claim_all(store, info.id)[0]
+            links_found = [(url, n + 1) for n, url in enumerate(links)]
+            store.complete(info.id, [ok(task, *links_found)], T0)
     store.end_run(info.id, 1.0, T0 + 1, False, None)
     store.close()
 
