@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import atexit
 import contextlib
 import errno
@@ -338,12 +337,13 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
 def _sharing(settings: SiteSettings) -> Sharing | None:
     """A helper process for half of a big JSON report, forked now, while the command has
     one thread; none where it could not open the memory."""
-    from linkpatrol.helper import Helper
-    from linkpatrol.report.json import Sharing
     from linkpatrol.store.sqlite import MEMORY_ONLY
 
     if settings.format != "json" or settings.db == MEMORY_ONLY:
         return None
+    from linkpatrol.helper import Helper
+    from linkpatrol.report.json import Sharing
+
     helper = Helper.start()
     return None if helper is None else Sharing(helper, settings.db)
 
@@ -499,6 +499,8 @@ def _collecting_less() -> Iterator[None]:
 
 
 def _run_check(settings: SiteSettings) -> ExitCode:
+    import asyncio
+
     from linkpatrol.crawl import Crawl
     from linkpatrol.inputs import prepare
     from linkpatrol.loops import event_loop_factory
@@ -565,6 +567,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
 
 
 async def _with_signals(crawl: Any, observer: Any) -> Any:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     received: list[int] = []
 

@@ -7,7 +7,6 @@ Every command-line option has a configuration key of the same name (``max-depth`
 from __future__ import annotations
 
 import re
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 from linkpatrol import __version__
 from linkpatrol.local import Mount
 from linkpatrol.model import Action, ConfigError
-from linkpatrol.tls import format_host, load_ca_bundle, parse_host
+from linkpatrol.tls import check_ca_bundle, format_host, parse_host
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, scheme
 
 DEFAULT_CONFIG = "linkpatrol.toml"
@@ -651,7 +650,7 @@ def _env_table(check_name: Any) -> Any:
 def _check_ca_bundle(path: str, where: str) -> str:
     """A CA bundle that can be used, or a ConfigError naming where it was given."""
     try:
-        load_ca_bundle(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), path)
+        check_ca_bundle(path)
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return path

@@ -11,7 +11,6 @@ as a static server would: a folder redirects to its ``/`` form and serves its
 
 from __future__ import annotations
 
-import asyncio
 import mimetypes
 import os
 import posixpath
@@ -283,6 +282,8 @@ async def serve_file(
 ) -> FileAnswer:
     """Answer for a ``file:`` URL, read off the event loop (a body only for pages, unless
     ``any_type``)."""
+    import asyncio  # here: the commands that only read the memory never load it
+
     return await asyncio.to_thread(_serve, mount, url, want_body, any_type, max_size, if_none_match)
 
 

@@ -12,7 +12,6 @@ verification off, for the URLs under its prefix.
 from __future__ import annotations
 
 import ipaddress
-import ssl
 from typing import TYPE_CHECKING
 
 from linkpatrol.urls import BadURL, canonical
@@ -80,10 +79,12 @@ def format_host(pattern: HostPattern) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def load_ca_bundle(context: ssl.SSLContext, path: str) -> None:
-    """Trust the CA certificates of a PEM file too; ValueError saying why it cannot be used."""
+def check_ca_bundle(path: str) -> None:
+    """ValueError saying why the PEM file of CA certificates cannot be used, if it cannot."""
+    import ssl  # here, not at the top: the commands that only read the memory never need it
+
     try:
-        context.load_verify_locations(cafile=path)
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
     except FileNotFoundError:
         raise ValueError(f"CA bundle not found: {path}") from None
     except ssl.SSLError:
@@ -118,7 +119,7 @@ class TlsPolicy:
             self._hosts.append((parse_host(entry.host), bundles))
         named.extend(table.ca_bundle for table in settings.site_tables if table.ca_bundle)
         for path in dict.fromkeys(named):
-            load_ca_bundle(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), path)
+            check_ca_bundle(path)
 
     def for_host(
         self, host: str, port: int | None, also_trust: str | None = None, verify: bool = True
@@ -140,4 +141,4 @@ class TlsPolicy:
         return bundles
 
 
-__all__ = ["ANY_HOST", "TlsPolicy", "format_host", "load_ca_bundle", "parse_host"]
+__all__ = ["ANY_HOST", "TlsPolicy", "check_ca_bundle", "format_host", "parse_host"]

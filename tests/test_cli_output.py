@@ -69,6 +69,41 @@ def test_version_says_how_the_installed_package_was_built(run: Runner) -> None:
         assert compiled, f"CI installed linkpatrol without compiling it: {where}"
 
 
+# what only a crawl needs: the event loop, TLS, HTTP and the HTML parser
+CRAWL_MODULES = {"asyncio", "ssl", "pycurl", "lxml"}
+
+
+def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(run: Runner, serve) -> None:
+    """``--version``, ``status``, ``history`` and ``report`` start without the crawl's
+    libraries (asyncio and ssl alone are a fifth of the command's start)."""
+    site = serve(clean_site())
+    assert run.check(site.url("/")).returncode == 0
+    commands = [
+        ["--version"],
+        ["status", "--db", run.db],
+        ["history", "--db", run.db, site.url("/")],
+        *(["report", "--db", run.db, "--format", f] for f in ("text", "json", "html")),
+    ]
+    for command in commands:
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "linkpatrol", *command],
+            cwd=run.cwd,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout, command
+        imported = {
+            line.rpartition("|")[2].strip()
+            for line in proc.stderr.splitlines()
+            if line.startswith("import time:")
+        }
+        assert "linkpatrol.cli" in imported  # the listing is read right
+        assert imported.isdisjoint(CRAWL_MODULES), (command, imported & CRAWL_MODULES)
+
+
 def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve) -> None:
     clean = serve(clean_site())
     far = serve({"/far": Page("far")})
