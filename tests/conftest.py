@@ -169,6 +169,17 @@ def memory_write(db: str, sql: str, params: Sequence[Any] = ()) -> int:
     return _on_memory(db, sql, params)[1]
 
 
+@contextlib.contextmanager
+def sqlite_statements(store: Any) -> Iterator[list[str]]:
+    """The statements a SQLite memory runs while the block lasts, in order."""
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    try:
+        yield statements
+    finally:
+        store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+
+
 def _on_memory(db: str, sql: str, params: Sequence[Any]) -> tuple[list[tuple[Any, ...]], int]:
     if is_postgres(db):
         import psycopg

@@ -27,7 +27,14 @@ import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
-from tests.conftest import Runner, assert_memory_intact, is_postgres, memory_rows, memory_write
+from tests.conftest import (
+    Runner,
+    assert_memory_intact,
+    is_postgres,
+    memory_rows,
+    memory_write,
+    sqlite_statements,
+)
 from tests.sitesrv import Page, free_port, html
 
 T0 = 1_700_000_000.0
@@ -228,17 +235,6 @@ def test_the_end_of_a_crawl_indexes_links_by_target_while_the_report_is_read(
     store.close()
     assert memory_rows(db, index) == [("links_dst",)]
     assert_memory_intact(db)
-
-
-@contextlib.contextmanager
-def sqlite_statements(store: Store) -> Iterator[list[str]]:
-    """The statements a SQLite memory runs while the block lasts, in order."""
-    statements: list[str] = []
-    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
-    try:
-        yield statements
-    finally:
-        store._db.set_trace_callback(None)  # type: ignore[attr-defined]
 
 
 def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
