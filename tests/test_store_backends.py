@@ -261,6 +261,36 @@ def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
     assert "USING INDEX links_dst" in plan and "urls_seen" not in plan, plan
 
 
+@pytest.mark.backends
+def test_a_batch_of_links_and_changes_is_stored_in_order_and_whole(db: str, store: Store) -> None:
+    """Links and changes of state go in many rows at once (by COPY on PostgreSQL): each
+    page keeps its links in the order found, repeats included; text that PostgreSQL
+    cannot hold (NUL) is stored there as U+FFFD, and SQLite keeps it."""
+    info = store.begin_pass([f"{H}/"], T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    (task,) = claim_all(store, info.id)
+    targets = [f"{H}/p{i % 700}" for i in range(1500)]  # many pages' worth, repeated
+    found = [Discovered(url, n + 1, Action.PARSE) for n, url in enumerate(targets)]
+    found.append(Discovered(f"{H}/p1", None, Action.PARSE, fragment="frag\x00ment"))
+    outcome = replace(ok(task), links=found, state=State.BROKEN, http_status=500)
+    outcome = replace(outcome, error="server said \x00 then stopped")
+    store.complete(info.id, [outcome], T0)
+
+    stored = memory_rows(
+        db,
+        "SELECT d.url, l.line, l.fragment FROM links l JOIN urls d ON d.id = l.dst "
+        "WHERE l.src = ?" + (" ORDER BY l.id" if is_postgres(db) else " ORDER BY l.rowid"),
+        (task.url_id,),
+    )
+    nul = "\ufffd" if is_postgres(db) else "\x00"
+    assert stored == [(url, n + 1, None) for n, url in enumerate(targets)] + [
+        (f"{H}/p1", None, f"frag{nul}ment")
+    ]
+    assert memory_rows(db, "SELECT state, error FROM history WHERE url_id = ?", (task.url_id,)) == [
+        ("broken", f"server said {nul} then stopped")
+    ]
+
+
 def test_a_url_linked_again_batches_later_is_not_looked_up_again(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

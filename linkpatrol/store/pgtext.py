@@ -8,10 +8,13 @@ from typing import Any
 from psycopg.types.string import StrDumperUnknown
 
 
-class Text(StrDumperUnknown):
+def storable(text: str) -> str:
     """Text as PostgreSQL can hold it: a NUL character, which SQLite keeps, becomes U+FFFD."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+class Text(StrDumperUnknown):
+    """Every text parameter, :func:`storable`."""
 
     def dump(self, obj: str) -> Any:
-        if "\x00" in obj:
-            obj = obj.replace("\x00", "\ufffd")
-        return super().dump(obj)
+        return super().dump(storable(obj))

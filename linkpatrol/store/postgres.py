@@ -34,7 +34,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from linkpatrol.model import StoreError
-from linkpatrol.store.pgtext import Text
+from linkpatrol.store.pgtext import Text, storable
 from linkpatrol.store.sql import SCHEMA_VERSION, Dialect, Session, SqlStore
 
 POSTGRES = Dialect(
@@ -63,6 +63,7 @@ _WORKER_CLASS = 0x6C6B7077  # "lkpw": the first key of a worker's liveness lock
 _cursor_names = itertools.count(1)
 _holders: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
 _ARRAY_OF = {"int": "bigint[]", "real": "double precision[]", "text": "text[]"}
+_COPY_TYPE = {"int": "int8", "real": "float8", "text": "text"}
 
 
 @functools.lru_cache(maxsize=512)
@@ -111,16 +112,46 @@ class _PgSession:
         rows: Sequence[Sequence[Any]],
         tail: str = "",
     ) -> None:
-        """One statement for the lot: each column is one array, ``unnest`` makes rows again."""
+        """One statement for the lot. Plain rows go by ``COPY``, in binary: the server takes
+        them in their order at about half the cost of an ``INSERT``, and the client sends
+        them at a quarter of the cost of arrays. With ``tail`` (``ON CONFLICT``, which
+        ``COPY`` has not), each column is one array and ``unnest`` makes rows again."""
         if not rows:
             return
         names = ", ".join(name for name, _ in columns)
+        if not tail:
+            self._copy(table, names, columns, rows)
+            return
         arrays = ", ".join(f"?::{_ARRAY_OF[kind]}" for _, kind in columns)
         self.execute(
             f"INSERT INTO {table}({names}) SELECT {names} FROM unnest({arrays}) "
             f"WITH ORDINALITY AS v({names}, n) ORDER BY n {tail}",
             [list(values) for values in zip(*rows, strict=True)],
         )
+
+    def _copy(
+        self,
+        table: str,
+        names: str,
+        columns: Sequence[tuple[str, str]],
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        texts = [i for i, (_, kind) in enumerate(columns) if kind == "text"]
+        with (
+            self._conn.cursor() as cursor,
+            cursor.copy(f"COPY {table}({names}) FROM STDIN (FORMAT BINARY)") as copy,
+        ):
+            copy.set_types([_COPY_TYPE[kind] for _, kind in columns])
+            for row in rows:
+                for i in texts:
+                    # what a text parameter's dumper does; COPY's own does not
+                    if row[i] is not None and "\x00" in row[i]:
+                        row = [
+                            storable(v) if j in texts and v is not None else v
+                            for j, v in enumerate(row)
+                        ]
+                        break
+                copy.write_row(row)
 
     def insert_id(self, sql: str, params: Sequence[Any]) -> int:
         row = self._conn.execute(native(sql) + " RETURNING id", params).fetchone()
