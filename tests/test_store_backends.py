@@ -764,6 +764,20 @@ def test_a_password_is_never_shown(postgres_server: str) -> None:
     assert str(failed.value).startswith(f"postgresql://someone:***@127.0.0.1:{url.split(':')[3]}")
 
 
+def test_an_error_of_the_server_is_one_line_with_its_context(postgres_url: str) -> None:
+    import psycopg
+
+    from linkpatrol.store.postgres import _explain
+
+    with psycopg.connect(postgres_url) as conn, pytest.raises(psycopg.Error) as failed:
+        conn.execute("DO $$ BEGIN RAISE EXCEPTION 'no room for %', 'that'; END $$")
+
+    assert "\nCONTEXT:" in str(failed.value)  # the server's second line, labelled
+    assert _explain(failed.value) == (
+        "no room for that; context: PL/pgSQL function inline_code_block line 1 at RAISE"
+    )
+
+
 def test_the_command_refuses_an_unreachable_server_with_exit_2(run: Runner) -> None:
     port = free_port()
     url = f"postgres://postgres@127.0.0.1:{port}/test"

@@ -171,11 +171,20 @@ def redacted(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
+def _continued(line: str) -> str:
+    """A second line of an error, to follow the first: ``CONTEXT:  COPY links, line 3`` as
+    ``context: COPY links, line 3``; ``Is the server running…`` as ``is the server…``."""
+    label, colon, rest = line.partition(":")
+    if colon and label.isupper():
+        return f"{label.lower()}: {rest.strip()}"
+    return line[:1].lower() + line[1:]
+
+
 def _explain(exc: BaseException) -> str:
     """libpq's and the server's words, on one line, with what to do where that is known."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     first = (lines[0] if lines else type(exc).__name__).removeprefix("connection failed: ")
-    hint = f"; {lines[1][:1].lower()}{lines[1][1:]}" if len(lines) > 1 else ""
+    hint = f"; {_continued(lines[1])}" if len(lines) > 1 else ""
     where, _, why = first.rpartition(" failed: ")
     why = why.removeprefix("FATAL:").strip()
     if why.startswith("database") and why.endswith("does not exist"):
