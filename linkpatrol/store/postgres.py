@@ -143,13 +143,9 @@ class _PgSession:
         ):
             copy.set_types([_COPY_TYPE[kind] for _, kind in columns])
             for row in rows:
-                for i in texts:
-                    # what a text parameter's dumper does; COPY's own does not
+                for i in texts:  # NUL as a text parameter's dumper has it; COPY's refuses it
                     if row[i] is not None and "\x00" in row[i]:
-                        row = [
-                            storable(v) if j in texts and v is not None else v
-                            for j, v in enumerate(row)
-                        ]
+                        row = [storable(v) if isinstance(v, str) else v for v in row]
                         break
                 copy.write_row(row)
 
