@@ -173,11 +173,17 @@ def memory_write(db: str, sql: str, params: Sequence[Any] = ()) -> int:
 def sqlite_statements(store: Any) -> Iterator[list[str]]:
     """The statements a SQLite memory runs while the block lasts, in order."""
     statements: list[str] = []
-    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+    store._db.set_trace_callback(statements.append)
     try:
         yield statements
     finally:
-        store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+        store._db.set_trace_callback(None)
+
+
+def sqlite_plan(db: str, query: str) -> list[str]:
+    """SQLite's plan of a statement (as traced: its values written in), step by step."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {query}")]
 
 
 def _on_memory(db: str, sql: str, params: Sequence[Any]) -> tuple[list[tuple[Any, ...]], int]:

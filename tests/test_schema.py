@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import json
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from tests.conftest import (
     is_postgres,
     memory_rows,
     memory_write,
+    sqlite_plan,
     sqlite_statements,
 )
 from tests.sitesrv import Page
@@ -225,6 +225,5 @@ def test_each_backend_brings_a_schema_3_memory_forward_to_claim_from_the_index_a
     if not is_postgres(db):  # SQLite's plan of the claim: no row of the table read to test one
         (query,) = [s for s in statements if "FROM frontier" in s and "ORDER BY rnd" in s]
         assert "origin NOT IN" in query and "lease_until" in query, query
-        with contextlib.closing(sqlite3.connect(db)) as conn:
-            plan = conn.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
-        assert "USING COVERING INDEX frontier_pick" in plan[0][3], plan
+        plan = sqlite_plan(db, query)
+        assert "USING COVERING INDEX frontier_pick" in plan[0], plan

@@ -33,6 +33,7 @@ from tests.conftest import (
     is_postgres,
     memory_rows,
     memory_write,
+    sqlite_plan,
     sqlite_statements,
 )
 from tests.sitesrv import Page, free_port, html
@@ -256,8 +257,7 @@ def test_the_referrers_of_a_few_urls_are_read_by_target_not_through_every_page(
     reader.close()
     assert found == expected
     (query,) = [s for s in statements if "FROM links" in s]
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {query}"))
+    plan = " | ".join(sqlite_plan(db, query))
     assert "USING INDEX links_dst" in plan and "urls_seen" not in plan, plan
 
 
