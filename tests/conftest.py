@@ -180,6 +180,30 @@ def sqlite_statements(store: Any) -> Iterator[list[str]]:
         store._db.set_trace_callback(None)
 
 
+@contextlib.contextmanager
+def store_statements(store: Any) -> Iterator[list[str]]:
+    """The statements a memory of either backend runs while the block lasts, in order: on
+    SQLite with their values written in, on PostgreSQL followed by their parameters."""
+    if hasattr(store, "_db"):
+        with sqlite_statements(store) as statements:
+            yield statements
+        return
+    from linkpatrol.store import postgres
+
+    statements = []
+    execute = postgres._PgSession.execute
+
+    def traced(self: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        statements.append(f"{sql} {params!r}")
+        return execute(self, sql, params)
+
+    postgres._PgSession.execute = traced  # type: ignore[method-assign]
+    try:
+        yield statements
+    finally:
+        postgres._PgSession.execute = execute  # type: ignore[method-assign]
+
+
 def sqlite_plan(db: str, query: str) -> list[str]:
     """SQLite's plan of a statement (as traced: its values written in), step by step."""
     with contextlib.closing(sqlite3.connect(db)) as conn:

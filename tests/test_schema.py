@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from linkpatrol.model import Action, State
-from linkpatrol.store import open_store
+from linkpatrol.store import Outcome, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import (
     Runner,
@@ -136,6 +136,7 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
         ("urls", "anchors"),
         ("links", "fragment"),
         ("passes", "usage"),
+        ("passes", "dropped"),
     )
     for table, column in added:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
@@ -162,6 +163,7 @@ def test_each_backend_brings_a_schema_2_memory_forward_to_keep_plugin_fields(db:
     store.end_run(info.id, 1.0, 1_700_000_001.0, True, None)
     store.close()
     memory_write(db, "DROP TABLE plugin_fields")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
     memory_write(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
 
     reader = open_store(db, crawl=False)
@@ -207,6 +209,7 @@ def test_each_backend_brings_a_schema_3_memory_forward_to_claim_from_the_index_a
     assert _claim_index(db) == ["pass_id", "rnd", "lease_until", "origin"]
     memory_write(db, "DROP INDEX frontier_pick")
     memory_write(db, "CREATE INDEX frontier_pick ON frontier(pass_id, rnd)")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
     memory_write(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
 
     store = open_store(db, crawl=True)
@@ -227,3 +230,32 @@ def test_each_backend_brings_a_schema_3_memory_forward_to_claim_from_the_index_a
         assert "origin NOT IN" in query and "lease_until" in query, query
         plan = sqlite_plan(db, query)
         assert "USING COVERING INDEX frontier_pick" in plan[0], plan
+
+
+@pytest.mark.backends
+def test_each_backend_brings_a_schema_4_memory_forward_to_count_urls_dropped_from_a_pass(
+    db: str,
+) -> None:
+    """Schema 5 counts the URLs workers drop from a pass (a rule now ignores them), which
+    tells the others to forget what they remember of the pass's URLs."""
+    start = "http://127.0.0.1:9/"
+    store = open_store(db, crawl=True)
+    info = store.begin_pass([start], 1_700_000_000.0)
+    store.seed(info.id, [(start, Action.PARSE)], 1_700_000_000.0)
+    store.close()
+    memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
+    memory_write(db, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+
+    store = open_store(db, crawl=True)
+    try:
+        assert store.begin_pass([start], 1_700_000_001.0).id == info.id  # resumed
+        (task,) = store.claim(info.id, 10, 1_700_000_001.0, (), 60.0)
+        dropped = Outcome(task.url_id, task.action, State.UNCHECKED, dropped=True)
+        store.complete(info.id, [dropped], 1_700_000_001.0)
+    finally:
+        store.close()
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+    assert memory_rows(db, "SELECT dropped FROM passes") == [(1,)]
+    assert memory_rows(db, "SELECT count(*) FROM urls WHERE seen_pass IS NOT NULL") == [(0,)]

@@ -35,6 +35,7 @@ from tests.conftest import (
     memory_write,
     sqlite_plan,
     sqlite_statements,
+    store_statements,
 )
 from tests.sitesrv import Page, free_port, html
 
@@ -291,15 +292,15 @@ def test_a_batch_of_links_and_changes_is_stored_in_order_and_whole(db: str, stor
     ]
 
 
+@pytest.mark.backends
 def test_a_url_linked_again_batches_later_is_not_looked_up_again(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A sole crawler remembers the URLs seen in its pass (up to ``SEEN_KEPT`` in each of
-    # two generations), so a link to one is not looked up in the memory again. Here it
+    # A crawler remembers the URLs seen in its pass (up to ``SEEN_KEPT`` in each of two
+    # generations), so a link to one is not looked up in the memory again. Here it
     # remembers 4: a URL linked in one batch, not in the next (which brings 5 new ones),
     # and again in the third is still known then.
     monkeypatch.setattr(sql_store, "SEEN_KEPT", 4)
-    db = str(tmp_path / "memory.db")
     store = open_store(db, crawl=True)
     info = store.begin_pass([f"{H}/"], T0)
     store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
@@ -308,7 +309,7 @@ def test_a_url_linked_again_batches_later_is_not_looked_up_again(
         [f"{H}/q{i}" for i in range(5)],
         [f"{H}/x", f"{H}/r"],
     ]
-    with sqlite_statements(store) as statements:
+    with store_statements(store) as statements:
         for links in batches:
             task = claim_all(store, info.id)[0]
             links_found = [(url, n + 1) for n, url in enumerate(links)]
@@ -325,6 +326,46 @@ def test_a_url_linked_again_batches_later_is_not_looked_up_again(
     reader.close()
     assert sorted([r.url for r in targets] for targets in pages.values()) == sorted(batches)
     assert len(ids) == len(set(ids.values())) == 1 + 4 + 5 + 2  # one row for each URL
+
+
+@contextlib.contextmanager
+def two_workers(db: str) -> Iterator[tuple[Store, Store, int]]:
+    """Two crawlers of one PostgreSQL memory sharing a pass, seeded with its start URL."""
+    first = open_store(db, crawl=True)
+    second = open_store(db, crawl=True)
+    try:
+        info = first.begin_pass([f"{H}/"], T0)
+        assert second.begin_pass([f"{H}/"], T0).id == info.id
+        first.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+        yield first, second, info.id
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_url_another_worker_drops_is_queued_again_when_linked_again(postgres_url: str) -> None:
+    # Workers remember the URLs seen in their shared pass. One worker, whose rules now
+    # ignore a URL, drops it from the pass; when another worker next finds a link to it,
+    # that worker must not trust its memory of the URL: the URL is queued again.
+    with two_workers(postgres_url) as (first, second, pass_id):
+        (home,) = claim_all(first, pass_id)
+        first.complete(pass_id, [ok(home, (f"{H}/p", 1), (f"{H}/x", 2))], T0)
+        by_url = {t.url: t for t in claim_all(second, pass_id)}
+        assert set(by_url) == {f"{H}/p", f"{H}/x"}
+        x = by_url[f"{H}/x"]
+        second.complete(pass_id, [Outcome(x.url_id, x.action, State.UNCHECKED, dropped=True)], T0)
+        second.release(pass_id, [by_url[f"{H}/p"].url_id])
+        (page,) = claim_all(first, pass_id)
+        assert page.url == f"{H}/p"
+        first.complete(pass_id, [ok(page, (f"{H}/x", 4), (f"{H}/", 5))], T0)
+        (again,) = claim_all(first, pass_id)
+        assert (again.url, again.url_id) == (f"{H}/x", x.url_id)
+        with store_statements(first) as statements:
+            first.complete(pass_id, [ok(again, (f"{H}/p", 1), (f"{H}/", 2))], T0)
+        looked_up = " ".join(s for s in statements if "seen_pass, CASE" in s)
+        assert f"'{H}/p'" in looked_up, statements  # known from before the drop: forgotten
+        assert f"'{H}/'" not in looked_up, statements  # linked since: remembered
+        assert claim_all(first, pass_id) == []
 
 
 @pytest.mark.backends

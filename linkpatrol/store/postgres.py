@@ -62,7 +62,7 @@ _LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
 _WORKER_CLASS = 0x6C6B7077  # "lkpw": the first key of a worker's liveness lock
 _cursor_names = itertools.count(1)
 _holders: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
-_ARRAY_OF = {"int": "bigint[]", "real": "double precision[]", "text": "text[]"}
+_ARRAY_OF = {"int": "bigint[]", "real": "double precision[]", "text": "text[]", "bool": "boolean[]"}
 _COPY_TYPE = {"int": "int8", "real": "float8", "text": "text"}
 
 
@@ -102,8 +102,31 @@ class _PgSession:
         with self._conn.cursor() as cursor:  # pipelined: one round trip, not one per row
             cursor.executemany(native(sql), rows)
 
-    def update_many(self, table: str, assignments: str, rows: Sequence[Sequence[Any]]) -> None:
-        self.executemany(f"UPDATE {table} SET {assignments} WHERE id = ?", rows)
+    def update_many(
+        self,
+        table: str,
+        assignments: str,
+        kinds: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        """One statement for the lot: each column one array, joined to the table by id, as
+        for an ``INSERT``; where an id repeats, a row at a time (a join would apply only
+        one of its rows)."""
+        if not rows:
+            return
+        parts = assignments.split("?")
+        assert len(parts) == len(kinds) + 1, (assignments, kinds)
+        if len(rows) == 1 or len({row[-1] for row in rows}) < len(rows):
+            self.executemany(f"UPDATE {table} SET {assignments} WHERE id = ?", rows)
+            return
+        merged = "".join(f"{part}v.c{i}" for i, part in enumerate(parts[:-1]))
+        arrays = ", ".join(f"?::{_ARRAY_OF[kind]}" for kind in (*kinds, "int"))
+        names = ", ".join(f"c{i}" for i in range(len(kinds)))
+        self.execute(
+            f"UPDATE {table} SET {merged}{parts[-1]} FROM unnest({arrays}) AS v({names}, id) "
+            f"WHERE {table}.id = v.id",
+            [list(values) for values in zip(*rows, strict=True)],
+        )
 
     def insert_many(
         self,

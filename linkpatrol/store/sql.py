@@ -41,7 +41,7 @@ from linkpatrol.store import (
 )
 from linkpatrol.urls import is_http, origin, similar_pattern
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # a worker that has not said it lives for this long is taken for gone by readers that
 # cannot ask the database (a crawler says so every half second)
 WORKER_SILENCE = 10.0
@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS passes(
   stop_reason TEXT,
   broken {int},
   warnings {int},
-  usage TEXT
+  usage TEXT,
+  dropped {int} NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -179,15 +180,26 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DROP INDEX IF EXISTS frontier_pick",
         FRONTIER_PICK,
     ),
+    5: ("ALTER TABLE passes ADD COLUMN dropped {int} NOT NULL DEFAULT 0",),
 }
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
 LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
-# URLs a sole crawler remembers as seen in its pass, in each of two generations (about
-# 10 MB each): a big site's URLs not remembered are looked up again in every batch that
-# links to them (at 20,000 URLs, half the time its memory took to learn a batch)
+# URLs a crawler remembers as seen in its pass, in each of two generations (about 10 MB
+# each): a big site's URLs not remembered are looked up again in every batch that links to
+# them (at 20,000 URLs, half the time SQLite took to learn a batch)
 SEEN_KEPT = 50_000
 _NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
+# the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
+# http_status, error, content_type; links_unchanged (then base_url is kept), base_url,
+# redirect_to; last_modified, etag, last_checked, last_good, failing_since; done_pass,
+# links_pass, links_at, response_ms, anchors
+_OUTCOME_KINDS = (
+    *("text", "text", "int", "text", "text"),
+    *("bool", "text", "text"),
+    *("text", "text", "real", "real", "real"),
+    *("int", "int", "real", "real", "text"),
+)
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 _HISTORY_COLUMNS = (
     ("url_id", "int"),
@@ -228,9 +240,9 @@ class Dialect:
     # for it ("" where the planner knows better): SQLite, without statistics, reads the
     # links of a few targets through every page of the pass rather than by target
     unindexed: str = ""
-    # one crawler at a time (a lock keeps the others out): it may trust the URLs it saw
-    # seen in its pass, and the index of links by target is built in one go when its run
-    # ends, not row by row during it (which was a big crawl's costliest write)
+    # one crawler at a time (a lock keeps the others out): the index of links by target is
+    # built in one go when its run ends, not row by row during it (which was a big crawl's
+    # costliest write)
     sole_crawler: bool = False
 
     def schema(self) -> list[str]:
@@ -319,10 +331,17 @@ class Session(Protocol):
         """
         ...
 
-    def update_many(self, table: str, assignments: str, rows: Sequence[Sequence[Any]]) -> None:
+    def update_many(
+        self,
+        table: str,
+        assignments: str,
+        kinds: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
         """``UPDATE table SET assignments WHERE id = ?`` for each row: the row's values for
-        the assignments' ``?``, then its id; as many rows to a statement as the database
-        allows. Where an id repeats, each of its rows is applied in turn."""
+        the assignments' ``?`` (of ``kinds``: int, real, text, bool), then its id; as many
+        rows to a statement as the database allows. Where an id repeats, each of its rows
+        is applied in turn."""
         ...
 
     def insert_id(self, sql: str, params: Sequence[Any]) -> int:
@@ -398,12 +417,13 @@ class SqlStore(ABC):
         self._lock_key = 0  # the key of this worker's liveness lock, where the database has one
         self._enlisted = False  # this store is a crawler's, which has begun a pass
         self._patterns: dict[str, int] = {}
-        # a sole crawler's URLs known to be seen in the pass ``_seen_pass``, by id; a
-        # site's navigation is linked from every page
+        # URLs known to be seen in the pass, by id (a site's navigation is linked from every
+        # page), while ``_seen_for`` holds: (the pass, its count of URLs dropped from it as
+        # this store last read it under the pass's lock, or None for a sole crawler)
         self._seen: dict[str, int] = {}
         # the generation before: what the site's pages still link to moves up again
         self._seen_before: dict[str, int] = {}
-        self._seen_pass: int | None = None
+        self._seen_for: tuple[int, int | None] | None = None
 
     @abstractmethod
     def _tx(self) -> AbstractContextManager[Session]:
@@ -533,7 +553,7 @@ class SqlStore(ABC):
         limits = limits or PassLimits()
         self._patterns.clear()
         self._forget_seen()
-        self._seen_pass = None
+        self._seen_for = None
         self._enlisted = True
         deadline = time.monotonic() + CREW_GRACE
         while True:
@@ -880,25 +900,29 @@ class SqlStore(ABC):
         """Make sure every target URL has a row; queue those new to this pass (and add
         their origins to ``origins``)."""
         d = self.dialect
+        drops: int | None = None
         if d.lock_row:
             # workers sharing the pass discover in turn: each sees what the others queued
             # (so no URL is queued twice), and the pass's counts and limits stay exact
-            s.execute(f"SELECT seen FROM passes WHERE id = ?{d.lock_row}", (pass_id,))
+            (drops,) = s.execute(
+                f"SELECT dropped FROM passes WHERE id = ?{d.lock_row}", (pass_id,)
+            ).fetchone()
             self._patterns.clear()
+        # a URL seen in this pass stays so, and its id never changes, until a worker drops
+        # it from the pass (a sole crawler forgets what it drops itself)
+        if self._seen_for != (pass_id, drops):
+            self._forget_seen()
+            self._seen_for = (pass_id, drops)
         ids: dict[str, tuple[int, int | None]] = {}
         invalid: dict[str, str] = {}  # found invalid before: still so, even as a remembered link
         urls = list(targets)
-        # a URL seen in this pass stays so, and its id never changes
-        remembered = d.sole_crawler and self._seen_pass == pass_id
-        unknown = urls
-        if remembered:
-            unknown = []
-            young, before = self._seen, self._seen_before
-            for url in urls:
-                if (known := young.get(url)) is not None or (known := before.get(url)) is not None:
-                    ids[url] = (known, pass_id)
-                else:
-                    unknown.append(url)
+        unknown: list[str] = []
+        young, before = self._seen, self._seen_before
+        for url in urls:
+            if (known := young.get(url)) is not None or (known := before.get(url)) is not None:
+                ids[url] = (known, pass_id)
+            else:
+                unknown.append(url)
         for chunk in d.chunks(unknown):
             condition, values = d.member_url(chunk)
             for url_id, url, seen, error in s.execute(
@@ -961,12 +985,15 @@ class SqlStore(ABC):
                     if origins is not None:
                         origins.add(origin)
                 seen += 1
-            s.update_many("urls", "seen_pass = ?, action = ?, referrer_id = ?", marked)
+            s.update_many(
+                "urls", "seen_pass = ?, action = ?, referrer_id = ?", ("int", "text", "int"), marked
+            )
             if settled:
                 s.update_many(
                     "urls",
                     "state = ?, error = ?, http_status = NULL, "
                     "last_checked = coalesce(?, last_checked), done_pass = ?",
+                    ("text", "text", "real", "int"),
                     settled,
                 )
             if queued:
@@ -986,15 +1013,11 @@ class SqlStore(ABC):
                     [(pass_id, pattern, n) for pattern, n in counted.items()],
                 )
                 self._patterns.update(counted)
-        if d.sole_crawler:
-            if self._seen_pass != pass_id:
-                self._forget_seen()
-                self._seen_pass = pass_id
-            elif len(self._seen) > SEEN_KEPT:
-                self._seen_before, self._seen = self._seen, {}
+        if len(young) > SEEN_KEPT:
+            self._seen_before, self._seen = young, {}
             young = self._seen
-            for url in urls:  # every one of them is now seen in the pass
-                young[url] = ids[url][0]
+        for url in urls:  # every one of them is now seen in the pass
+            young[url] = ids[url][0]
         return {u: ids[u][0] for u in urls}
 
     def _pattern_count(
@@ -1109,6 +1132,7 @@ class SqlStore(ABC):
                     "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
                     "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms), "
                     "anchors = coalesce(?, anchors)",
+                    _OUTCOME_KINDS,
                     updates,
                 )
             if dropped:
@@ -1130,8 +1154,8 @@ class SqlStore(ABC):
                 s.execute(f"DELETE FROM frontier WHERE {condition}", values)
             s.execute(
                 "UPDATE passes SET requests = requests + ?, requested = requested + ?, "
-                "parsed = parsed + ? WHERE id = ?",
-                (requests, requested, parsed, pass_id),
+                "parsed = parsed + ?, dropped = dropped + ? WHERE id = ?",
+                (requests, requested, parsed, len(dropped), pass_id),
             )
         return origins
 

@@ -145,7 +145,13 @@ class _SqliteSession:
             lambda values: f"INSERT INTO {table}({names}) {values} {tail}", len(columns), rows
         )
 
-    def update_many(self, table: str, assignments: str, rows: Sequence[Sequence[Any]]) -> None:
+    def update_many(
+        self,
+        table: str,
+        assignments: str,
+        kinds: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
         """The rows joined to the table by id, as many to a statement as for an INSERT;
         where an id repeats, a row at a time (a join would apply only one of its rows)."""
         width = assignments.count("?") + 1
