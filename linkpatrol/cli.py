@@ -42,6 +42,7 @@ T = TypeVar("T")
 # option dest -> config key, for the options that take a value
 _VALUE_OPTIONS = (
     "db",
+    "db_wait",
     "concurrency",
     "per_host",
     "delay",
@@ -208,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--max-requests", metavar="N", help="stop after N requests (exit 3; resumable)")
     add("--max-time", metavar="DURATION", help="stop after this long, e.g. 90m (exit 3)")
+    add(
+        "--db-wait",
+        metavar="DURATION",
+        help="how long a crawl waits for a lost PostgreSQL connection (default 60s)",
+    )
     add("--no-robots", action="store_true", default=None, help="ignore robots.txt (impolite)")
     add("--user-agent", metavar="UA", help=f"User-Agent (default linkpatrol/{__version__})")
     add("--from", metavar="EMAIL", help="operator's e-mail address, sent as the From header")
@@ -522,7 +528,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     plugins = load_plugins(settings.plugins, settings.plugin_options)  # refused before any write
     sharing = _sharing(settings)  # before the memory's connection pool starts its threads
     try:
-        store = open_store(settings.db, crawl=True)  # a bad memory is refused before the log
+        # a bad memory is refused before the log
+        store = open_store(settings.db, crawl=True, outage_wait=settings.db_wait)
     except BaseException:
         _stop_sharing(sharing)
         raise

@@ -152,6 +152,7 @@ class SiteSettings:
     start_urls: tuple[str, ...] = ()
     sites: tuple[str, ...] = ()
     db: str = "linkpatrol.db"
+    db_wait: float = 60.0
     concurrency: int = 64
     per_host: int = 8
     delay: float = 0.0
@@ -284,6 +285,7 @@ _SCALAR_KEYS.update(
         "start": (_str_list, "start_urls"),
         "site": (_str_list, "sites"),
         "db": (_str, "db"),
+        "db_wait": (_float_seconds, "db_wait"),
         "concurrency": (_int(1, 10_000), "concurrency"),
         "per_host": (_int(1, 1_000), "per_host"),
         "delay": (_float_seconds, "delay"),

@@ -178,6 +178,7 @@ class Crawl:
         """Stop taking new work (a signal, --max-time, --max-requests)."""
         if self._stop_reason is None:
             self._stop_reason = reason
+        self.store.stop_waiting()
         self._wake()
 
     # ---- the run -------------------------------------------------------------------

@@ -293,6 +293,7 @@ BAD_CONFIGS = {
     "out of range": ("concurrency = 0\n", ["linkpatrol.toml", "concurrency"]),
     "bool for number": ("retries = true\n", ["linkpatrol.toml", "retries"]),
     "bad duration": ('max-time = "forever"\n', ["linkpatrol.toml", "max-time"]),
+    "bad database wait": ('db-wait = "soon"\n', ["linkpatrol.toml", "db-wait"]),
     "invalid TOML": ("this is = = not toml\n", ["linkpatrol.toml", "TOML"]),
     "bad rule regex": (
         '[[rule]]\nregex = "(unclosed"\naction = "check"\n',

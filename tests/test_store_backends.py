@@ -893,6 +893,82 @@ def test_a_crawler_killed_with_sigkill_frees_the_memory_at_once(postgres_url: st
         proc.wait(timeout=10)
 
 
+def test_a_claim_whose_commit_was_answered_on_a_lost_connection_leases_only_what_it_returns(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from linkpatrol.store import postgres
+
+    store = open_store(postgres_url, crawl=True)
+    try:
+        info = store.begin_pass([f"{H}/"], T0)
+        store.seed(info.id, [(f"{H}/{k}", Action.CHECK) for k in range(6)], T0)
+        real = postgres.PostgresStore._tx
+        lost: list[bool] = []
+
+        @contextlib.contextmanager
+        def committed_then_lost(self: Any) -> Iterator[Any]:
+            with real(self) as s:
+                yield s
+            if not lost:  # the first transaction commits, and its answer never comes
+                lost.append(True)
+                raise postgres._Lost(f"{self.location}: server closed the connection")
+
+        monkeypatch.setattr(postgres.PostgresStore, "_tx", committed_then_lost)
+        tasks = store.claim(info.id, 2, T0, (), 60.0)
+        assert lost and len(tasks) == 2
+        leased = memory_rows(
+            postgres_url, "SELECT url_id FROM frontier WHERE lease_owner IS NOT NULL"
+        )
+        assert sorted(r[0] for r in leased) == sorted(t.url_id for t in tasks)
+    finally:
+        store.close()
+
+
+def lose_lock(db: str, worker: Store) -> None:
+    """End the connection that holds a worker's liveness lock, from the server."""
+    pid = worker._holder.info.backend_pid  # type: ignore[attr-defined]
+    # with a time-out, the call returns once the backend is gone, and its locks with it
+    assert memory_rows(db, "SELECT pg_terminate_backend(?, 10000)", (pid,)) == [(True,)]
+
+
+def test_a_worker_taken_for_gone_takes_its_lock_again_and_rejoins_while_its_pass_goes_on(
+    postgres_url: str,
+) -> None:
+    from linkpatrol.store import postgres
+
+    with two_workers(postgres_url) as (first, second, pass_id):
+        assert first.heartbeat(time.time(), 0, 0, 4) == (2, 2)
+        assert second.heartbeat(time.time(), 0, 0, 4) == (2, 2)
+        lose_lock(postgres_url, second)
+        # the first sees the second's lock gone: its URLs are due again, it is forgotten
+        assert first.heartbeat(time.time(), 0, 0, 4) == (4, 1)
+        assert len(first.workers()) == 1
+        # the second finds its lock connection gone, takes a lock again (its first try to
+        # connect fails, as when the server is not back yet) and rejoins
+        connect = second._connect  # type: ignore[attr-defined]
+        tries: list[int] = []
+
+        def not_yet() -> Any:
+            tries.append(1)
+            if len(tries) == 1:
+                raise postgres._Lost(f"{second.location}: cannot connect to PostgreSQL")
+            return connect()
+
+        second._connect = not_yet  # type: ignore[attr-defined]
+        assert second.heartbeat(time.time(), 0, 0, 4) == (0, 2)
+        assert len(tries) == 2
+        assert {w.pid for w in first.workers()} == {os.getpid()}
+        assert len(first.workers()) == 2
+        assert first.heartbeat(time.time(), 0, 0, 4)[1] == 2
+
+        # once the pass is over and another begun, it has nothing to rejoin
+        lose_lock(postgres_url, second)
+        first.end_run(pass_id, 1.0, T0 + 1, True, None)
+        first.begin_pass([f"{OTHER}/"], T0 + 2)
+        with pytest.raises(StoreError, match=r"taken for gone.*moved on to another pass"):
+            second.heartbeat(time.time(), 0, 0, 4)
+
+
 def test_sqlite_crawl_journals_statements_in_memory_and_the_report_sorts_on_file(
     tmp_path: Any,
 ) -> None:

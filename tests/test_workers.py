@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from tests.conftest import (
     memory_rows,
     scratch_schema,
 )
+from tests.relay import Relay, relay
 from tests.sitesrv import Page
 from tests.test_stop_resume import Gate, generated_site
 
@@ -192,6 +194,101 @@ def test_a_worker_killed_mid_crawl_loses_nothing(
     assert code == 1
     for report in reports:
         assert comparable(report) == comparable(alone)
+
+
+def through(relayed: Relay, url: str) -> str:
+    """The PostgreSQL URL reached through the relay."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=f"{parts.username}@127.0.0.1:{relayed.port}").geturl()
+
+
+def wait_for_requests(site: sitesrv.TestSite, count: int, procs: list[Any]) -> None:
+    deadline = time.monotonic() + 60
+    while len(site.requests()) < count and time.monotonic() < deadline:
+        ended = [p.communicate() for p in procs if p.poll() is not None]
+        assert not ended, f"a worker ended early: {ended}"
+        time.sleep(0.02)
+    assert len(site.requests()) >= count
+
+
+def test_workers_ride_out_a_database_gone_for_a_while_and_say_so_when_it_stays_gone(
+    run: Runner, serve, postgres_url: str, fresh_url: str
+) -> None:
+    # the database goes away (every connection dropped, none taken) for 2 s, as when its
+    # server restarts: with --db-wait 1s a worker gives up, with the default it waits
+    pages = generated_site(indexes=10, per_index=30)
+    gate, handlers = gated(pages, 0.02)
+    gate.release()
+    site = serve(handlers)
+    start = site.url("/")
+    server = urlsplit(postgres_url)
+    with relay((server.hostname or "127.0.0.1", server.port or 5432)) as relayed:
+        db = through(relayed, postgres_url)
+        proc = run.popen("check", "--db", db, "--format", "json", start, "--db-wait", "1s")
+        try:
+            wait_for_requests(site, 40, [proc])
+            relayed.cut(2.0)
+        finally:
+            ((code, out, err),) = finish([proc])
+        assert code == 2 and out == "", err
+        assert len(err.splitlines()) == 1, err
+        assert err.startswith(f"linkpatrol: {db}"), err
+        assert "the database was lost and it was not made again within 1 s" in err, err
+        assert "run the same command again" in err
+        assert len(site.requests()) < len(pages)
+        assert_memory_intact(postgres_url)
+        before = site.counts()
+
+        procs = start_workers(run, db, start, "--per-host", "4", count=2)
+        try:
+            wait_for_requests(site, sum(before.values()) + 40, procs)
+            relayed.cut(2.0)
+        finally:
+            results = finish(procs)
+
+    assert [code for code, _, _ in results] == [1, 1], [e for _, _, e in results]
+    assert not any("discarding" in e or "error connecting" in e for _, _, e in results)
+    reports = [json.loads(out) for _, out, _ in results]
+    assert all(r["complete"] and r["pass"] == 1 for r in reports)
+    assert set(site.counts()) == set(pages) - {"/private/x"}
+    # riding it out, neither took the other for gone: no URL was asked for twice
+    again = {p: n - before.get(p, 0) for p, n in site.counts().items() if p != "/robots.txt"}
+    assert max(again.values()) == 1, sorted(p for p, n in again.items() if n > 1)
+    assert_memory_intact(postgres_url)
+    code, alone = run.check_json(start, "--db", fresh_url)
+    assert code == 1
+    for report in reports:
+        assert comparable(report) == comparable(alone)
+
+
+def test_a_stop_ends_the_wait_for_a_database_gone(run: Runner, serve, postgres_url: str) -> None:
+    pages = generated_site(indexes=10, per_index=30)
+    gate, handlers = gated(pages, 0.02)
+    gate.release()
+    site = serve(handlers)
+    server = urlsplit(postgres_url)
+    with relay((server.hostname or "127.0.0.1", server.port or 5432)) as relayed:
+        db = through(relayed, postgres_url)
+        proc = run.popen("check", "--db", db, "--format", "json", site.url("/"))
+        cutting = threading.Thread(target=relayed.cut, args=(LIMIT,), daemon=True)
+        try:
+            wait_for_requests(site, 40, [proc])
+            cutting.start()
+            time.sleep(1.5)  # the crawl's next write finds the database gone, and waits
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGTERM)
+            # it stops waiting at once, not when the 60 s of --db-wait are over
+            out, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            finish([proc])
+    cutting.join(timeout=10)
+    assert proc.returncode == 2 and out == "", err
+    lines = err.splitlines()
+    assert lines[0].startswith("linkpatrol: SIGTERM: stopping"), err
+    assert len(lines) == 2 and lines[1].startswith(f"linkpatrol: {db}"), err
+    assert "the database was lost and the crawl stopped before it came back" in lines[1]
 
 
 def test_the_per_host_limit_holds_for_all_workers_together(

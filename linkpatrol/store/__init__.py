@@ -260,6 +260,11 @@ class Store(Protocol):
         how many crawlers are at work (itself included)."""
         ...
 
+    def stop_waiting(self) -> None:
+        """The crawl is stopping: wait no longer for a database that went away (from any
+        thread)."""
+        ...
+
     def workers(self) -> list[WorkerInfo]:
         """The crawlers at work now, the oldest first."""
         ...
@@ -327,11 +332,12 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(location: str, *, crawl: bool) -> Store:
+def open_store(location: str, *, crawl: bool, outage_wait: float = 60.0) -> Store:
     """Open the memory named by ``--db``; ``crawl`` takes the single-writer lock.
 
     A ``postgresql://`` (or ``postgres://``) URL names a PostgreSQL database, anything
-    else a SQLite file.
+    else a SQLite file. A crawl's calls to a PostgreSQL memory wait up to ``outage_wait``
+    seconds for a lost connection to be made again.
     """
     if location.startswith(("postgresql://", "postgres://")):
         try:
@@ -341,7 +347,7 @@ def open_store(location: str, *, crawl: bool) -> Store:
                 f"PostgreSQL memory needs psycopg 3 and psycopg_pool ({exc}): "
                 "pip install 'psycopg[binary]' psycopg_pool"
             ) from None
-        return PostgresStore(location, crawl=crawl)
+        return PostgresStore(location, crawl=crawl, outage_wait=outage_wait)
     from linkpatrol.store.sqlite import SqliteStore
 
     return SqliteStore(location, crawl=crawl)

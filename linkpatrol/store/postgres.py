@@ -19,23 +19,26 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import logging
 import os
 import random
 import re
 import threading
+import time
 import weakref
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from linkpatrol.model import StoreError
+from linkpatrol.model import Action, StoreError
+from linkpatrol.store import Outcome, PassInfo, SiteRecord, SlotUsage, Task
 from linkpatrol.store.pgtext import Text, storable
-from linkpatrol.store.sql import SCHEMA_VERSION, Dialect, Session, SqlStore
+from linkpatrol.store.sql import SCHEMA_VERSION, WORKER_SILENCE, Dialect, Session, SqlStore
 
 POSTGRES = Dialect(
     name="postgresql",
@@ -56,6 +59,8 @@ POSTGRES = Dialect(
 )
 
 CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
+OUTAGE_WAIT = 60.0  # seconds a crawl waits for its lost connection to come back (--db-wait)
+OUTAGE_TRY = 2.0  # seconds each try waits for a connection while riding out an outage
 POOL_SIZE = 4
 POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
 _LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
@@ -83,6 +88,27 @@ def _forget_holders() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_holders)
+# the pool logs each connection it drops or fails to make again; the error that ends the
+# run says it once, on one line (an application that configures logging still sees them)
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
+
+# SQLSTATEs of a connection that is gone: the server shut down or restarted, an
+# administrator ended it, or it failed (class 08)
+_CUT_OFF = ("57P01", "57P02", "57P03")
+_R = TypeVar("_R")
+
+
+class _Lost(StoreError):
+    """The connection to the database is gone, or none can be made now."""
+
+
+def _is_lost(exc: BaseException) -> bool:
+    if isinstance(exc, PoolTimeout):
+        return True
+    if isinstance(exc, psycopg.OperationalError):
+        state = exc.sqlstate or ""
+        return state in _CUT_OFF or state.startswith("08") or not state
+    return False
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -224,9 +250,13 @@ class PostgresStore(SqlStore):
 
     dialect = POSTGRES
 
-    def __init__(self, url: str, *, crawl: bool) -> None:
+    def __init__(self, url: str, *, crawl: bool, outage_wait: float = OUTAGE_WAIT) -> None:
         super().__init__()
         self.location = redacted(url)
+        self.outage_wait = outage_wait
+        self._waiting = threading.local()  # .until: when a call riding out an outage gives up
+        self._relocked_at = -WORKER_SILENCE  # when this worker last took its lock again
+        self._stopping = threading.Event()
         self._conninfo = url
         self._kwargs = self._connect_options(url)
         self._pool_lock = threading.Lock()
@@ -261,7 +291,11 @@ class PostgresStore(SqlStore):
         try:
             return psycopg.connect(self._conninfo, autocommit=True, **self._kwargs)
         except psycopg.Error as exc:
-            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+            raise self._error(exc) from None
+
+    def _error(self, exc: BaseException) -> StoreError:
+        kind = _Lost if _is_lost(exc) else StoreError
+        return kind(f"{self.location}: {_explain(exc)}")
 
     def _prepare(self, conn: psycopg.Connection[Any], crawl: bool) -> None:
         """Check the memory, and for a crawl take the lock and make the tables."""
@@ -321,15 +355,25 @@ class PostgresStore(SqlStore):
         )
 
     def _dead_workers(self, s: Session) -> list[str]:
-        """Workers whose liveness lock is not held: their connection, so they, are gone."""
+        """Workers whose liveness lock is not held: their connection, so they, are gone.
+
+        Just after this worker lost its own connection and took its lock again, the
+        others most likely lost theirs in the same outage and are taking theirs again:
+        for a while, only those silent for ``WORKER_SILENCE`` as well are gone."""
+        silent = ""
+        params: list[Any] = [self._owner, _WORKER_CLASS]
+        if time.monotonic() - self._relocked_at < WORKER_SILENCE:
+            silent = " AND w.heartbeat < ?"
+            params.append(time.time() - WORKER_SILENCE)
         return [
             r[0]
             for r in s.execute(
                 "SELECT w.id FROM workers w WHERE w.id <> ? AND NOT EXISTS ("
                 "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
                 "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                "AND l.classid::bigint = ? AND l.objid::bigint = w.lock_key AND l.objsubid = 2)",
-                (self._owner, _WORKER_CLASS),
+                f"AND l.classid::bigint = ? AND l.objid::bigint = w.lock_key AND l.objsubid = 2)"
+                f"{silent}",
+                params,
             )
         ]
 
@@ -351,11 +395,17 @@ class PostgresStore(SqlStore):
                     pool.open(wait=True, timeout=CONNECT_TIMEOUT + 5)
                 except PoolTimeout:
                     pool.close()
-                    raise StoreError(
-                        f"{self.location}: cannot connect to PostgreSQL any more"
-                    ) from None
+                    raise _Lost(f"{self.location}: cannot connect to PostgreSQL any more") from None
                 self._connections = pool
             return self._connections
+
+    def _pool_wait(self) -> float:
+        """Seconds to wait for a connection; riding out an outage, a little at a time (a
+        stop is heeded between tries) and never past its end."""
+        until = getattr(self._waiting, "until", None)
+        if until is None:
+            return POOL_TIMEOUT
+        return max(0.05, min(OUTAGE_TRY, until - time.monotonic()))
 
     def _tx(self) -> AbstractContextManager[Session]:
         return self._transaction()
@@ -363,10 +413,10 @@ class PostgresStore(SqlStore):
     @contextmanager
     def _transaction(self) -> Iterator[Session]:
         try:
-            with self._pool().connection() as conn, conn.transaction():
+            with self._pool().connection(self._pool_wait()) as conn, conn.transaction():
                 yield _PgSession(conn)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+            raise self._error(exc) from None
 
     def _read(self) -> AbstractContextManager[Session]:
         return self._reading()
@@ -374,10 +424,153 @@ class PostgresStore(SqlStore):
     @contextmanager
     def _reading(self) -> Iterator[Session]:
         try:
-            with self._pool().connection() as conn:
+            with self._pool().connection(self._pool_wait()) as conn:
                 yield _PgSession(conn)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreError(f"{self.location}: {_explain(exc)}") from None
+            raise self._error(exc) from None
+
+    def _ride_out(self, attempt: Callable[[], _R], again: Callable[[], None] | None = None) -> _R:
+        """``attempt()``, made again (after ``again()``) while the connection is lost."""
+        deadline = time.monotonic() + self.outage_wait
+        pause = 0.1
+        lost: _Lost | None = None  # how the connection was lost (later tries only time out)
+        while True:
+            try:
+                self._waiting.until = deadline
+                return attempt()
+            except _Lost as exc:
+                lost = lost or exc
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stopping.is_set():
+                    waited = (
+                        "the crawl stopped before it came back"
+                        if self._stopping.is_set()
+                        else f"it was not made again within {self.outage_wait:g} s"
+                    )
+                    raise StoreError(
+                        f"{lost}; the connection to the database was lost and {waited} (what "
+                        "was written is kept: run the same command again to go on)"
+                    ) from None
+                self._stopping.wait(min(pause, left))
+                pause = min(pause * 2, 2.0)
+            finally:
+                self._waiting.until = None
+            if again is not None:
+                with contextlib.suppress(_Lost):
+                    again()
+
+    def stop_waiting(self) -> None:
+        self._stopping.set()
+
+    def _keep_lock(self) -> None:
+        """Take this worker's liveness lock again if its connection was lost; the heartbeat
+        that follows writes the new key (and, if the others took this worker for gone in
+        the meantime, enlists it again)."""
+        holder = self._holder
+        if holder is None:
+            return  # a reader holds no lock
+        if not holder.closed:
+            try:
+                holder.execute("SELECT 1")
+                return
+            except psycopg.Error as exc:
+                if not _is_lost(exc):
+                    raise self._error(exc) from None
+            _holders.discard(holder)
+            holder.close()  # kept, closed, until a new one is made: tried again next time
+        conn = self._connect()
+        try:
+            self._enlist(_PgSession(conn))
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._error(exc) from None
+        self._holder = conn
+        _holders.add(conn)
+        self._relocked_at = time.monotonic()
+
+    # What a crawl asks of its memory, each a transaction: tried again on a lost
+    # connection. (Methods of their own: the build compiles this class, and a compiled
+    # class takes a method only from a ``def``.)
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+        return self._ride_out(functools.partial(self._beat, now, done, busy, per_host))
+
+    def _beat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+        self._keep_lock()
+        return SqlStore.heartbeat(self, now, done, busy, per_host)
+
+    def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None:
+        self._ride_out(functools.partial(SqlStore.seed, self, pass_id, urls, now))
+
+    def claim(
+        self,
+        pass_id: int,
+        limit: int,
+        now: float,
+        exclude_origins: Collection[str],
+        lease_seconds: float,
+    ) -> list[Task]:
+        return self._ride_out(
+            functools.partial(
+                SqlStore.claim, self, pass_id, limit, now, exclude_origins, lease_seconds
+            ),
+            functools.partial(self._free_lost_claim, pass_id, now + lease_seconds),
+        )
+
+    def _free_lost_claim(self, pass_id: int, lease_until: float) -> None:
+        """The connection went as a claim was committed: what it leased, if it was, is
+        leased until exactly ``lease_until``, to this worker, and is free to be claimed
+        again."""
+        with self._tx() as s:
+            s.execute(
+                "UPDATE frontier SET lease_owner = NULL, lease_until = NULL "
+                "WHERE pass_id = ? AND lease_owner = ? AND lease_until = ?",
+                (pass_id, self._owner, lease_until),
+            )
+
+    def links_of(
+        self, url_ids: Sequence[int], unseen_in: int | None = None
+    ) -> dict[int, list[tuple[str, int | None]]]:
+        return self._ride_out(functools.partial(SqlStore.links_of, self, url_ids, unseen_in))
+
+    def complete(
+        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+    ) -> set[str]:
+        return self._ride_out(
+            functools.partial(SqlStore.complete, self, pass_id, outcomes, now, extra_requests)
+        )
+
+    def release(self, pass_id: int, url_ids: Sequence[int]) -> None:
+        self._ride_out(functools.partial(SqlStore.release, self, pass_id, url_ids))
+
+    def pending(self, pass_id: int) -> int:
+        return self._ride_out(functools.partial(SqlStore.pending, self, pass_id))
+
+    def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
+        return self._ride_out(functools.partial(SqlStore.redirects, self, pass_id))
+
+    def end_run(
+        self,
+        pass_id: int,
+        elapsed: float,
+        now: float,
+        complete: bool,
+        stop_reason: str | None,
+        usage: SlotUsage | None = None,
+    ) -> PassInfo:
+        return self._ride_out(
+            functools.partial(
+                SqlStore.end_run, self, pass_id, elapsed, now, complete, stop_reason, usage
+            )
+        )
+
+    def site(self, origin: str) -> SiteRecord | None:
+        return self._ride_out(functools.partial(SqlStore.site, self, origin))
+
+    def save_site(self, record: SiteRecord) -> None:
+        self._ride_out(functools.partial(SqlStore.save_site, self, record))
+
+    def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        self._ride_out(functools.partial(SqlStore.save_plugin_fields, self, pass_id, fields))
 
     def close(self) -> None:
         try:

@@ -416,6 +416,7 @@ class SqlStore(ABC):
         self._owner = f"{os.getpid()}-{random.getrandbits(32):08x}"
         self._lock_key = 0  # the key of this worker's liveness lock, where the database has one
         self._enlisted = False  # this store is a crawler's, which has begun a pass
+        self._crew_pass: int | None = None  # the pass it crawls
         self._patterns: dict[str, int] = {}
         # URLs known to be seen in the pass, by id (a site's navigation is linked from every
         # page), while ``_seen_for`` holds: (the pass, its count of URLs dropped from it as
@@ -435,6 +436,9 @@ class SqlStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def stop_waiting(self) -> None:  # noqa: B027 (a database without connections to lose)
+        """Nothing waits here for a lost connection, but where the database has them."""
 
     @contextmanager
     def _learning(self) -> Iterator[Session]:
@@ -558,7 +562,9 @@ class SqlStore(ABC):
         deadline = time.monotonic() + CREW_GRACE
         while True:
             try:
-                return self._begin_pass(encoded, now, limits)
+                info = self._begin_pass(encoded, now, limits)
+                self._crew_pass = info.id
+                return info
             except _OtherCrew as exc:
                 if time.monotonic() >= deadline:
                     raise StoreError(
@@ -616,21 +622,38 @@ class SqlStore(ABC):
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
             if self.dialect.sole_crawler:
                 s.execute("DROP INDEX IF EXISTS links_dst")
-            s.execute(
-                "INSERT INTO workers(id, pass_id, host, pid, lock_key, started_at, crew_since, "
-                "heartbeat) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self._owner,
-                    pass_id,
-                    socket.gethostname(),
-                    os.getpid(),
-                    self._lock_key,
-                    now,
-                    crew_since,
-                    now,
-                ),
-            )
+            self._enroll(s, pass_id, now, crew_since)
         return self._pass(pass_id, resumed)
+
+    def _enroll(self, s: Session, pass_id: int, now: float, crew_since: float) -> None:
+        s.execute(
+            "INSERT INTO workers(id, pass_id, host, pid, lock_key, started_at, crew_since, "
+            "heartbeat) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self._owner,
+                pass_id,
+                socket.gethostname(),
+                os.getpid(),
+                self._lock_key,
+                now,
+                crew_since,
+                now,
+            ),
+        )
+
+    def _rejoin(self, s: Session, now: float) -> None:
+        """Enlist again, once the others took this worker for gone (its connection to the
+        database dropped: its liveness lock went with it), if they still crawl its pass."""
+        (latest,) = s.execute("SELECT max(id) FROM passes").fetchone()
+        crews = s.execute("SELECT pass_id, min(crew_since) FROM workers GROUP BY pass_id")
+        crew = dict(crews.fetchall())
+        if self._crew_pass is None or latest != self._crew_pass or set(crew) - {latest}:
+            raise StoreError(
+                f"{self.location}: this crawler was taken for gone by the others (its "
+                "connection to the database dropped), and the memory has moved on to "
+                "another pass"
+            )
+        self._enroll(s, latest, now, min(crew.get(latest, now), now))
 
     def end_run(
         self,
@@ -746,13 +769,12 @@ class SqlStore(ABC):
         with self._tx() as s:
             self._serialize(s)
             self._reap(s)
-            crew = s.execute("SELECT id, slots FROM workers ORDER BY started_at, id").fetchall()
+            crew_query = "SELECT id, slots FROM workers ORDER BY started_at, id"
+            crew = s.execute(crew_query).fetchall()
+            if self._owner not in (worker for worker, _ in crew):
+                self._rejoin(s, now)
+                crew = s.execute(crew_query).fetchall()
             ranks = [worker for worker, _ in crew]
-            if self._owner not in ranks:
-                raise StoreError(
-                    f"{self.location}: this crawler was taken for gone by the others (its "
-                    "connection to the database dropped); run the same command again"
-                )
             rank, workers = ranks.index(self._owner), len(crew)
             target = per_host // workers + (rank < per_host % workers)
             mine = crew[rank][1]
@@ -760,8 +782,8 @@ class SqlStore(ABC):
             # more only out of what is free; less only down to what is in flight
             granted = max(mine, min(target, free)) if target >= mine else max(target, busy)
             s.execute(
-                "UPDATE workers SET heartbeat = ?, done = ?, slots = ? WHERE id = ?",
-                (now, done, granted, self._owner),
+                "UPDATE workers SET heartbeat = ?, done = ?, slots = ?, lock_key = ? WHERE id = ?",
+                (now, done, granted, self._lock_key, self._owner),
             )
         return min(target, granted), workers
 
