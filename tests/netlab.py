@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import glob
 import os
+import pwd
 import shutil
+import signal
 import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -119,9 +124,76 @@ class Lab:
         site.start()
         return site
 
+    def cut(self, index: int) -> None:
+        """Worker ``index``'s host drops off the network without a word, as when its cable
+        is pulled: its link to the bridge goes down, and what either side sends is lost
+        (no reset, no refusal)."""
+        _ip("-n", self.site_ns, "link", "set", self._veths[index][0], "down")
+
+    @contextlib.contextmanager
+    def postgres(self) -> Iterator[tuple[str, str]]:
+        """A PostgreSQL server of the lab's own, in the site's namespace, listening on the
+        bridge's address (the machine's own listens on 127.0.0.1, which the lab's hosts
+        cannot reach): the URL the lab's hosts use, and one for this machine, through the
+        server's Unix socket. Thrown away, with its data, when the block ends."""
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+        if not found:
+            raise RuntimeError("no PostgreSQL server binaries under /usr/lib/postgresql")
+        bindir = os.path.dirname(found[-1])
+        owner = pwd.getpwnam("postgres")
+        base = tempfile.mkdtemp(prefix="lp-lab-pg-")
+        os.chown(base, owner.pw_uid, owner.pw_gid)
+        as_postgres = ["runuser", "-u", "postgres", "--"]
+        server: subprocess.Popen[bytes] | None = None
+        try:
+            subprocess.run(
+                [*as_postgres, f"{bindir}/initdb", "-D", f"{base}/data", "-U", "postgres",
+                 "--auth=trust", "--no-sync", "--no-instructions", "-E", "UTF8"],
+                check=True, capture_output=True, timeout=60,
+            )  # fmt: skip
+            with open(f"{base}/data/pg_hba.conf", "a") as hba:
+                hba.write(f"host all all {SUBNET}.0/24 trust\n")
+            with open(f"{base}/log", "wb") as log:
+                server = subprocess.Popen(
+                    ["ip", "netns", "exec", self.site_ns, *as_postgres, f"{bindir}/postgres",
+                     "-D", f"{base}/data", "-p", "5432", "-c", f"listen_addresses={SITE_ADDRESS}",
+                     "-c", f"unix_socket_directories={base}", "-c", "fsync=off",
+                     "-c", "full_page_writes=off", "-c", "max_connections=40"],
+                    stdout=log, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+            here = f"postgresql://postgres@/postgres?host={base}&port=5432"
+            _wait_for_server(here, server, f"{base}/log")
+            yield f"postgresql://postgres@{SITE_ADDRESS}:5432/postgres", here
+        finally:
+            if server is not None:
+                server.send_signal(signal.SIGINT)  # a fast shutdown: sessions are ended
+                try:
+                    server.wait(timeout=STEP_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait(timeout=STEP_TIMEOUT)
+            shutil.rmtree(base, ignore_errors=True)
+
     def on_worker(self, index: int) -> list[str]:
         """The prefix that runs a command on worker ``index``'s host."""
         return ["ip", "netns", "exec", self.worker_ns[index]]
+
+
+def _wait_for_server(url: str, server: subprocess.Popen[bytes], log: str) -> None:
+    import psycopg
+
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while True:
+        try:
+            psycopg.connect(url, connect_timeout=2).close()
+            return
+        except psycopg.Error:
+            if server.poll() is not None or time.monotonic() > deadline:
+                with open(log, errors="replace") as lines:
+                    raise RuntimeError(
+                        f"the lab's PostgreSQL did not start: {lines.read()}"
+                    ) from None
+            time.sleep(0.05)
 
 
 def by_socket(url: str) -> str:

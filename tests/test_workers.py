@@ -373,6 +373,62 @@ def test_workers_on_hosts_of_their_own_hold_the_per_host_limit_together(
     assert_memory_intact(postgres_url)
 
 
+def test_a_worker_cut_off_without_a_word_is_taken_for_gone_in_seconds_and_says_so(
+    run: Runner, lab: netlab.Lab
+) -> None:
+    # Worker 0's host drops off the network silently (no reset, no refusal), as when its
+    # cable is pulled or its machine loses power. The database's side of its connection
+    # gives up within seconds, not the hours of the system's TCP defaults, so its liveness
+    # lock goes and worker 1 finishes the pass alone, not waiting out the 10 minutes of
+    # worker 0's leases. Worker 0's side gives up as soon, rides out --db-wait, and stops.
+    pages = generated_site(indexes=6, per_index=25)
+    gate, handlers = gated(pages, 0.05)
+    armed, caught = threading.Event(), threading.Event()
+
+    def watched(inner: Callable[[Any], int]) -> Callable[[Any], int]:
+        def serve(request: Any) -> int:
+            if armed.is_set() and request.client_address[0] == lab.addresses[0]:
+                caught.set()  # worker 0 holds this URL's lease: it is not done when cut
+                time.sleep(1.0)
+            return inner(request)
+
+        return serve
+
+    site = lab.serve({path: watched(handler) for path, handler in handlers.items()})
+    try:
+        with lab.postgres() as (shared, here):
+            start = site.url("/")
+            args = ("--db", shared, "--format", "json", start, "--per-host", "4", "--db-wait", "3s")
+            procs = [run.popen("check", *args, prefix=lab.on_worker(i)) for i in range(2)]
+            try:
+                assemble(gate, here, procs)
+                wait_for_requests(site, 40, procs)
+                armed.set()
+                assert caught.wait(20)
+                lab.cut(0)
+                cut_at = time.monotonic()
+                out, err = procs[1].communicate(timeout=LIMIT)
+                alone_for = time.monotonic() - cut_at
+            finally:
+                results = finish(procs)
+            assert procs[1].returncode == 1, err
+            report = json.loads(out)
+            assert report["complete"], err
+            assert set(site.counts()) == set(pages) - {"/private/x"}
+            # detected in about 11 s (5 s idle, then 3 probes 2 s apart); the leases of a
+            # worker its lock still holds for would last 600 s
+            assert alone_for < 60, alone_for
+            assert memory_rows(here, "SELECT count(*) FROM workers") == [(0,)]
+            assert_memory_intact(here)
+    finally:
+        site.stop()
+
+    code, out, err = results[0]
+    assert code == 2 and out == "", err
+    assert len(err.splitlines()) == 1, err
+    assert "the database was lost and it was not made again within 3 s" in err, err
+
+
 def test_other_start_urls_are_refused_while_workers_run_and_status_lists_them(
     run: Runner, serve, postgres_url: str, tmp_path: Path
 ) -> None:

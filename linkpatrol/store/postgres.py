@@ -62,6 +62,23 @@ CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
 OUTAGE_WAIT = 60.0  # seconds a crawl waits for its lost connection to come back (--db-wait)
 OUTAGE_TRY = 2.0  # seconds each try waits for a connection while riding out an outage
 POOL_SIZE = 4
+# A peer that vanishes without a word (a machine powered off, a network cut) is noticed in
+# seconds, not in the hours of the system's TCP defaults: libpq's keepalives and time-out
+# for unacknowledged data on this side of each connection, unless the URL sets them, and
+# the server's with the same values on its side, which ends a vanished worker's session
+# and so frees its liveness lock and any row it had locked (the crew would wait on it)
+KEEPALIVE = {
+    "keepalives_idle": 5,  # seconds idle before the first probe
+    "keepalives_interval": 2,  # seconds between probes
+    "keepalives_count": 3,  # probes unanswered before the connection is dropped
+    "tcp_user_timeout": 15_000,  # milliseconds data may go unacknowledged
+}
+_SERVER_KEEPALIVE = {
+    "keepalives_idle": "tcp_keepalives_idle",
+    "keepalives_interval": "tcp_keepalives_interval",
+    "keepalives_count": "tcp_keepalives_count",
+    "tcp_user_timeout": "tcp_user_timeout",
+}
 POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
 _LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
 _WORKER_CLASS = 0x6C6B7077  # "lkpw": the first key of a worker's liveness lock
@@ -111,8 +128,18 @@ def _is_lost(exc: BaseException) -> bool:
     return False
 
 
-def _configure(conn: psycopg.Connection[Any]) -> None:
+def _configure(keepalive: Sequence[tuple[str, str]], conn: psycopg.Connection[Any]) -> None:
     conn.adapters.register_dumper(str, Text)
+    _keep_alive(conn, keepalive)
+    if not conn.autocommit:
+        conn.commit()  # the pool takes back an idle connection
+
+
+def _keep_alive(conn: psycopg.Connection[Any], keepalive: Sequence[tuple[str, str]]) -> None:
+    """The server's side of the connection probes and times out as this side does (on a
+    Unix socket the server ignores these)."""
+    calls = ", ".join("set_config(%s, %s, false)" for _ in keepalive)
+    conn.execute(f"SELECT {calls}", [value for pair in keepalive for value in pair])
 
 
 class _PgSession:
@@ -258,7 +285,7 @@ class PostgresStore(SqlStore):
         self._relocked_at = -WORKER_SILENCE  # when this worker last took its lock again
         self._stopping = threading.Event()
         self._conninfo = url
-        self._kwargs = self._connect_options(url)
+        self._kwargs, self._keepalive = self._connect_options(url)
         self._pool_lock = threading.Lock()
         self._connections: ConnectionPool | None = None
         self._holder: psycopg.Connection[Any] | None = None
@@ -275,7 +302,8 @@ class PostgresStore(SqlStore):
         else:
             conn.close()
 
-    def _connect_options(self, url: str) -> dict[str, Any]:
+    def _connect_options(self, url: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """libpq's options beyond the URL's, and the server's keepalive settings."""
         try:
             given = conninfo_to_dict(url)
         except psycopg.Error as exc:
@@ -285,13 +313,26 @@ class PostgresStore(SqlStore):
             options["connect_timeout"] = CONNECT_TIMEOUT
         if "application_name" not in given:
             options["application_name"] = "linkpatrol"
-        return options
+        for name, value in KEEPALIVE.items():
+            if name not in given:
+                options[name] = value
+        keepalive = [
+            (setting, str(given.get(name, KEEPALIVE[name])))
+            for name, setting in _SERVER_KEEPALIVE.items()
+        ]
+        return options, keepalive
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            return psycopg.connect(self._conninfo, autocommit=True, **self._kwargs)
+            conn = psycopg.connect(self._conninfo, autocommit=True, **self._kwargs)
         except psycopg.Error as exc:
             raise self._error(exc) from None
+        try:
+            _keep_alive(conn, self._keepalive)
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._error(exc) from None
+        return conn
 
     def _error(self, exc: BaseException) -> StoreError:
         kind = _Lost if _is_lost(exc) else StoreError
@@ -335,10 +376,7 @@ class PostgresStore(SqlStore):
 
     def _enlist(self, session: Session) -> None:
         """Take this worker's liveness lock, held as long as this connection lives."""
-        # a worker whose machine vanished loses its lock within a minute, not hours
-        session.execute("SET tcp_keepalives_idle = 30")
-        session.execute("SET tcp_keepalives_interval = 10")
-        session.execute("SET tcp_keepalives_count = 3")
+        # (on a connection whose server side gives up on a vanished peer: see KEEPALIVE)
         for _ in range(100):
             key = random.randrange(1, 2**31)
             row = session.execute(
@@ -387,7 +425,7 @@ class PostgresStore(SqlStore):
                     min_size=1,
                     max_size=POOL_SIZE,
                     open=False,
-                    configure=_configure,
+                    configure=functools.partial(_configure, self._keepalive),
                     name="linkpatrol",
                     timeout=POOL_TIMEOUT,
                 )
