@@ -16,7 +16,6 @@ import glob
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -166,7 +165,13 @@ class Lab:
             yield f"postgresql://postgres@{SITE_ADDRESS}:5432/postgres", here
         finally:
             if server is not None:
-                server.send_signal(signal.SIGINT)  # a fast shutdown: sessions are ended
+                # a fast shutdown (sessions are ended), told to the server itself: runuser,
+                # which started it, passes no signal on
+                subprocess.run(
+                    [*as_postgres, f"{bindir}/pg_ctl", "stop", "-D", f"{base}/data", "-m",
+                     "fast", "-w", "-t", str(int(STEP_TIMEOUT))],
+                    capture_output=True, timeout=STEP_TIMEOUT + 5,
+                )  # fmt: skip
                 try:
                     server.wait(timeout=STEP_TIMEOUT)
                 except subprocess.TimeoutExpired:
