@@ -11,6 +11,7 @@ import json
 import os
 import select
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -922,6 +924,41 @@ def test_a_claim_whose_commit_was_answered_on_a_lost_connection_leases_only_what
         assert sorted(r[0] for r in leased) == sorted(t.url_id for t in tasks)
     finally:
         store.close()
+
+
+def keepalive_of(conn: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A connection's keepalive settings: the server's, as it reports them for its side
+    of the connection, and this side's, read off the socket."""
+    names = ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count")
+    server = tuple(conn.execute(f"SHOW {name}").fetchone()[0] for name in names)
+    server += (conn.execute("SHOW tcp_user_timeout").fetchone()[0],)
+    with socket.socket(fileno=os.dup(conn.pgconn.socket)) as sock:
+        options = (socket.TCP_KEEPIDLE, socket.TCP_KEEPINTVL, socket.TCP_KEEPCNT)
+        client = tuple(sock.getsockopt(socket.IPPROTO_TCP, option) for option in options)
+        client += (sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),)
+    return server, client
+
+
+def test_both_sides_of_every_connection_give_up_on_a_silent_peer_in_seconds(
+    postgres_url: str,
+) -> None:
+    # A vanished worker's lock, and rows it locked, go with its session: the server's side
+    # must notice a silent peer as soon as the worker's side does. The URL's own values
+    # win on both sides.
+    assert urlsplit(postgres_url).hostname == "127.0.0.1", "this test needs TCP"
+    for query, server, client in (
+        ("", ("5", "2", "3", "15000"), (5, 2, 3, 15000)),
+        ("keepalives_idle=7&tcp_user_timeout=9000", ("7", "2", "3", "9000"), (7, 2, 3, 9000)),
+    ):
+        joint = "&" if "?" in postgres_url else "?"
+        url = f"{postgres_url}{joint}{query}" if query else postgres_url
+        store = open_store(url, crawl=True)
+        try:
+            assert keepalive_of(store._holder) == (server, client)  # the liveness lock's
+            with store._pool().connection() as pooled:
+                assert keepalive_of(pooled) == (server, client)
+        finally:
+            store.close()
 
 
 def lose_lock(db: str, worker: Store) -> None:

@@ -62,6 +62,7 @@ CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
 OUTAGE_WAIT = 60.0  # seconds a crawl waits for its lost connection to come back (--db-wait)
 OUTAGE_TRY = 2.0  # seconds each try waits for a connection while riding out an outage
 POOL_SIZE = 4
+POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
 # A peer that vanishes without a word (a machine powered off, a network cut) is noticed in
 # seconds, not in the hours of the system's TCP defaults: libpq's keepalives and time-out
 # for unacknowledged data on this side of each connection, unless the URL sets them, and
@@ -79,7 +80,6 @@ _SERVER_KEEPALIVE = {
     "keepalives_count": "tcp_keepalives_count",
     "tcp_user_timeout": "tcp_user_timeout",
 }
-POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
 _LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
 _WORKER_CLASS = 0x6C6B7077  # "lkpw": the first key of a worker's liveness lock
 _cursor_names = itertools.count(1)
