@@ -5,7 +5,8 @@ one namespace per worker, each joined to the bridge by a veth pair and given an 
 of its own (``10.231.0.11``, ``.12``, ...). The addresses exist only inside the lab's
 namespaces, which are deleted (with their links) when the lab closes. A worker runs the
 real command under ``ip netns exec``; the site is an ordinary :class:`TestSite` whose
-listening socket is made inside the site's namespace.
+listening socket is made inside the site's namespace. A lab may also run a PostgreSQL
+server of its own on the bridge, and cut a worker's host off without a word.
 """
 
 from __future__ import annotations
