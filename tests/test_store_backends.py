@@ -985,11 +985,11 @@ def test_a_worker_taken_for_gone_takes_its_lock_again_and_rejoins_while_its_pass
         connect = second._connect  # type: ignore[attr-defined]
         tries: list[int] = []
 
-        def not_yet() -> Any:
+        def not_yet(*args: Any, **kwargs: Any) -> Any:
             tries.append(1)
             if len(tries) == 1:
                 raise postgres._Lost(f"{second.location}: cannot connect to PostgreSQL")
-            return connect()
+            return connect(*args, **kwargs)
 
         second._connect = not_yet  # type: ignore[attr-defined]
         assert second.heartbeat(time.time(), 0, 0, 4) == (0, 2)

@@ -68,17 +68,11 @@ POOL_TIMEOUT = 30.0  # seconds to wait for a connection from the pool
 # for unacknowledged data on this side of each connection, unless the URL sets them, and
 # the server's with the same values on its side, which ends a vanished worker's session
 # and so frees its liveness lock and any row it had locked (the crew would wait on it)
-KEEPALIVE = {
-    "keepalives_idle": 5,  # seconds idle before the first probe
-    "keepalives_interval": 2,  # seconds between probes
-    "keepalives_count": 3,  # probes unanswered before the connection is dropped
-    "tcp_user_timeout": 15_000,  # milliseconds data may go unacknowledged
-}
-_SERVER_KEEPALIVE = {
-    "keepalives_idle": "tcp_keepalives_idle",
-    "keepalives_interval": "tcp_keepalives_interval",
-    "keepalives_count": "tcp_keepalives_count",
-    "tcp_user_timeout": "tcp_user_timeout",
+KEEPALIVE = {  # libpq's parameter: (its value here, the server's setting for its side)
+    "keepalives_idle": (5, "tcp_keepalives_idle"),  # seconds idle before the first probe
+    "keepalives_interval": (2, "tcp_keepalives_interval"),  # seconds between probes
+    "keepalives_count": (3, "tcp_keepalives_count"),  # probes unanswered: dropped
+    "tcp_user_timeout": (15_000, "tcp_user_timeout"),  # ms data may go unacknowledged
 }
 _LOCK_CLASS = 0x6C6B7074  # "lkpt": the first key of linkpatrol's advisory locks
 _WORKER_CLASS = 0x6C6B7077  # "lkpw": the first key of a worker's liveness lock
@@ -313,25 +307,29 @@ class PostgresStore(SqlStore):
             options["connect_timeout"] = CONNECT_TIMEOUT
         if "application_name" not in given:
             options["application_name"] = "linkpatrol"
-        for name, value in KEEPALIVE.items():
+        keepalive = []
+        for name, (value, setting) in KEEPALIVE.items():
             if name not in given:
                 options[name] = value
-        keepalive = [
-            (setting, str(given.get(name, KEEPALIVE[name])))
-            for name, setting in _SERVER_KEEPALIVE.items()
-        ]
+            keepalive.append((setting, str(given.get(name, value))))
         return options, keepalive
 
-    def _connect(self) -> psycopg.Connection[Any]:
+    def _connect(self, lock: bool = False) -> psycopg.Connection[Any]:
+        """A connection of its own, out of the pool; with ``lock``, holding this worker's
+        liveness lock."""
         try:
             conn = psycopg.connect(self._conninfo, autocommit=True, **self._kwargs)
         except psycopg.Error as exc:
             raise self._error(exc) from None
         try:
             _keep_alive(conn, self._keepalive)
-        except psycopg.Error as exc:
+            if lock:
+                self._enlist(_PgSession(conn))
+        except BaseException as exc:
             conn.close()
-            raise self._error(exc) from None
+            if isinstance(exc, psycopg.Error):
+                raise self._error(exc) from None
+            raise
         return conn
 
     def _error(self, exc: BaseException) -> StoreError:
@@ -409,8 +407,8 @@ class PostgresStore(SqlStore):
                 "SELECT w.id FROM workers w WHERE w.id <> ? AND NOT EXISTS ("
                 "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
                 "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                f"AND l.classid::bigint = ? AND l.objid::bigint = w.lock_key AND l.objsubid = 2)"
-                f"{silent}",
+                "AND l.classid::bigint = ? AND l.objid::bigint = w.lock_key AND l.objsubid = 2)"
+                + silent,
                 params,
             )
         ]
@@ -516,12 +514,7 @@ class PostgresStore(SqlStore):
                     raise self._error(exc) from None
             _holders.discard(holder)
             holder.close()  # kept, closed, until a new one is made: tried again next time
-        conn = self._connect()
-        try:
-            self._enlist(_PgSession(conn))
-        except psycopg.Error as exc:
-            conn.close()
-            raise self._error(exc) from None
+        conn = self._connect(lock=True)
         self._holder = conn
         _holders.add(conn)
         self._relocked_at = time.monotonic()
