@@ -6,15 +6,23 @@ Every command-line option has a configuration key of the same name (``max-depth`
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from linkpatrol import __version__
 from linkpatrol.local import Mount
-from linkpatrol.model import Action, ConfigError
+from linkpatrol.model import (
+    Action,
+    AnchorMode,
+    ConfigError,
+    FailOn,
+    RedirectMode,
+    ReportOptions,
+)
 from linkpatrol.tls import check_ca_bundle, format_host, parse_host
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, scheme
 
@@ -735,6 +743,38 @@ def field_for(key: str) -> str:
     return _SCALAR_KEYS[key][1]
 
 
+# the options of a report that a ``report`` (or a dashboard) may set apart from the pass's
+REPORT_FIELDS = ("check_anchors", "report_after", "fail_on", "redirects", "xref", "graph_hosts")
+
+
+def report_options(settings: SiteSettings) -> ReportOptions:
+    """What shapes the report of a pass checked with these settings."""
+    return ReportOptions(
+        check_anchors=AnchorMode(settings.check_anchors),
+        report_after=settings.report_after,
+        fail_on=FailOn(settings.fail_on),
+        redirects=RedirectMode(settings.redirects),
+        xref=settings.xref,
+        graph_hosts=settings.graph_hosts,
+        accept=tuple(sorted(settings.accept)),
+        warn=tuple(sorted(settings.warn)),
+        broken=tuple(sorted(settings.broken)),
+        rules=tuple((r.kind, r.pattern, r.action.value) for r in settings.rules),
+    )
+
+
+def as_checked(
+    kept: ReportOptions | None, settings: SiteSettings, given: Collection[str]
+) -> ReportOptions:
+    """A pass's report options as it was checked, but for those ``given`` on the command
+    line (fields of the settings); a pass that kept none takes the settings'."""
+    mine = report_options(settings)
+    if kept is None:
+        return mine
+    changed = {name: getattr(mine, name) for name in REPORT_FIELDS if name in given}
+    return dataclasses.replace(kept, **changed) if changed else kept
+
+
 def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> SiteSettings:
     """Defaults, then the file, then the command line."""
     merged = {**file_values, **cli_values}
@@ -753,15 +793,18 @@ __all__ = [
     "FAIL_ON",
     "FORMATS",
     "HTTP_TOKEN_RE",
+    "REPORT_FIELDS",
     "Rewrite",
     "Rule",
     "SiteSettings",
     "SiteTable",
     "TlsHost",
+    "as_checked",
     "build_settings",
     "convert_option",
     "load_file",
     "parse_duration",
     "parse_size",
     "parse_status_list",
+    "report_options",
 ]

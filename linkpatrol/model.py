@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
 PAGE_TYPES = HTML_TYPES | MARKDOWN_TYPES  # documents whose links and anchors are read
+
+
+E = TypeVar("E", bound=enum.StrEnum)
 
 
 class Action(enum.StrEnum):
@@ -54,3 +60,129 @@ class ConfigError(LinkpatrolError):
 
 class StoreError(LinkpatrolError):
     """The memory database cannot be used as asked."""
+
+
+class AnchorMode(enum.StrEnum):
+    """Which pages' anchors a ``page#name`` link is checked against."""
+
+    OFF = "off"
+    SITE = "site"  # the site's own pages
+    ALL = "all"  # outside pages too
+
+
+class RedirectMode(enum.StrEnum):
+    """How a report treats a link that answered with a redirect."""
+
+    FOLLOW = "follow"  # a page with one link to its target
+    REPORT = "report"  # that, and a warning as well
+
+
+class FailOn(enum.StrEnum):
+    """The verdicts that make the exit code 1."""
+
+    BROKEN = "broken"
+    WARNING = "warning"  # broken or warning
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """What shapes a pass's report, kept with the pass: every view of it (``check``,
+    ``report``, ``serve``, ``status``) then says what the check saw.
+
+    The status lists and rules were applied when the URLs were judged; they are kept so
+    that a report can say what it was judged by.
+    """
+
+    check_anchors: AnchorMode = AnchorMode.OFF
+    report_after: float = 0.0
+    fail_on: FailOn = FailOn.BROKEN
+    redirects: RedirectMode = RedirectMode.FOLLOW
+    xref: bool = False
+    graph_hosts: bool = False
+    accept: tuple[int, ...] = ()
+    warn: tuple[int, ...] = ()
+    broken: tuple[int, ...] = ()
+    rules: tuple[tuple[str, str, str], ...] = ()  # (kind, pattern, action), in order
+
+    @property
+    def anchors(self) -> bool:
+        return self.check_anchors is not AnchorMode.OFF
+
+    @property
+    def redirects_as_warnings(self) -> bool:
+        return self.redirects is RedirectMode.REPORT
+
+    def flags(self) -> list[str]:
+        """The options that differ from the defaults, spelled as on the command line."""
+        out = []
+        if self.check_anchors is not AnchorMode.OFF:
+            out.append(f"--check-anchors={self.check_anchors.value}")
+        if self.report_after:
+            out.append(f"--report-after {duration_text(self.report_after)}")
+        if self.fail_on is not FailOn.BROKEN:
+            out.append(f"--fail-on {self.fail_on.value}")
+        if self.redirects is not RedirectMode.FOLLOW:
+            out.append(f"--redirects {self.redirects.value}")
+        if self.xref:
+            out.append("--xref")
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able: as the memory keeps it and the JSON report shows it."""
+        return {
+            "check_anchors": self.check_anchors.value,
+            "report_after": self.report_after,
+            "fail_on": self.fail_on.value,
+            "redirects": self.redirects.value,
+            "xref": self.xref,
+            "graph_hosts": self.graph_hosts,
+            "accept": list(self.accept),
+            "warn": list(self.warn),
+            "broken": list(self.broken),
+            "rules": [list(rule) for rule in self.rules],
+        }
+
+    @classmethod
+    def of_dict(cls, data: Mapping[str, Any]) -> ReportOptions:
+        """Options kept by this or another version: unknown keys are left out, and what
+        cannot be read takes its default (a view must never fail on them)."""
+        default = cls()
+
+        def member(kind: type[E], key: str, fallback: E) -> E:
+            try:
+                return kind(data.get(key, fallback.value))
+            except ValueError:
+                return fallback
+
+        def statuses(key: str) -> tuple[int, ...]:
+            value = data.get(key)
+            if not isinstance(value, list):
+                return ()
+            return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
+
+        after = data.get("report_after", 0.0)
+        rules = data.get("rules")
+        return cls(
+            check_anchors=member(AnchorMode, "check_anchors", default.check_anchors),
+            report_after=float(after) if isinstance(after, int | float) else 0.0,
+            fail_on=member(FailOn, "fail_on", default.fail_on),
+            redirects=member(RedirectMode, "redirects", default.redirects),
+            xref=data.get("xref") is True,
+            graph_hosts=data.get("graph_hosts") is True,
+            accept=statuses("accept"),
+            warn=statuses("warn"),
+            broken=statuses("broken"),
+            rules=tuple(
+                (str(r[0]), str(r[1]), str(r[2]))
+                for r in (rules if isinstance(rules, list) else ())
+                if isinstance(r, list) and len(r) == 3
+            ),
+        )
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as the options spell it: '3d', '90m', '45s'."""
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size:.0f}{unit}"
+    return f"{seconds:g}s"
