@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from linkpatrol.config import SiteSettings
+from linkpatrol.config import SiteSettings, report_options
 from linkpatrol.fetch import Response, make_fetcher
 from linkpatrol.model import Action, ConfigError, State
 from linkpatrol.observer import Observer
@@ -199,6 +199,7 @@ class Crawl:
                 start_urls,
                 now,
                 PassLimits(self.settings.max_urls, self.settings.max_similar),
+                report_options(self.settings),
             )
             pass_id = self._pass.id
             self.observer.pass_started(self._pass)

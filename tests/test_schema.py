@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from linkpatrol.model import Action, State
+from linkpatrol.model import Action, AnchorMode, ReportOptions, State
 from linkpatrol.store import Outcome, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import (
@@ -137,6 +137,7 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
         ("links", "fragment"),
         ("passes", "usage"),
         ("passes", "dropped"),
+        ("passes", "options"),
     )
     for table, column in added:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
@@ -164,6 +165,7 @@ def test_each_backend_brings_a_schema_2_memory_forward_to_keep_plugin_fields(db:
     store.close()
     memory_write(db, "DROP TABLE plugin_fields")
     memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
     memory_write(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
 
     reader = open_store(db, crawl=False)
@@ -210,6 +212,7 @@ def test_each_backend_brings_a_schema_3_memory_forward_to_claim_from_the_index_a
     memory_write(db, "DROP INDEX frontier_pick")
     memory_write(db, "CREATE INDEX frontier_pick ON frontier(pass_id, rnd)")
     memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
     memory_write(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
 
     store = open_store(db, crawl=True)
@@ -244,6 +247,7 @@ def test_each_backend_brings_a_schema_4_memory_forward_to_count_urls_dropped_fro
     store.seed(info.id, [(start, Action.PARSE)], 1_700_000_000.0)
     store.close()
     memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
     memory_write(db, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
 
     store = open_store(db, crawl=True)
@@ -259,3 +263,32 @@ def test_each_backend_brings_a_schema_4_memory_forward_to_count_urls_dropped_fro
     ]
     assert memory_rows(db, "SELECT dropped FROM passes") == [(1,)]
     assert memory_rows(db, "SELECT count(*) FROM urls WHERE seen_pass IS NOT NULL") == [(0,)]
+
+
+@pytest.mark.backends
+def test_each_backend_brings_a_schema_5_memory_forward_to_keep_a_pass_s_report_options(
+    db: str,
+) -> None:
+    """Schema 6 keeps with each pass what shapes its report; a pass of an older memory has
+    none (its reports take the options given), a new one has its own."""
+    start = "http://127.0.0.1:9/"
+    store = open_store(db, crawl=True)
+    old = store.begin_pass([start], 1_700_000_000.0)
+    store.end_run(old.id, 1.0, 1_700_000_001.0, True, None)
+    store.close()
+    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
+    memory_write(db, "UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+
+    options = ReportOptions(check_anchors=AnchorMode.ALL, report_after=3 * 86400.0)
+    store = open_store(db, crawl=True)
+    try:
+        latest = store.latest_pass()
+        assert latest is not None and latest.id == old.id and latest.options is None
+        new = store.begin_pass([start], 1_700_000_002.0, options=options)
+        assert new.id != old.id and new.options == options
+        assert [p.options for p in store.passes(5)] == [None, options]
+    finally:
+        store.close()
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from linkpatrol.model import Action, State, StoreError
+from linkpatrol.model import Action, ReportOptions, State, StoreError
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +56,12 @@ class PassInfo:
     seen: int
     resumed: bool = False
     stop_reason: str | None = None
-    broken: int | None = None  # counted when a run of the pass ends (None: not counted)
+    # the broken links and warnings its report named (counted by state when a run ends,
+    # until a report is made; None: not counted)
+    broken: int | None = None
     warnings: int | None = None
     usage: SlotUsage | None = None  # how the fetch slots were used (None: not measured)
+    options: ReportOptions | None = None  # what shapes its report (None: not kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +215,11 @@ class Store(Protocol):
     location: str
 
     def begin_pass(
-        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+        self,
+        start_urls: Sequence[str],
+        now: float,
+        limits: PassLimits | None = None,
+        options: ReportOptions | None = None,
     ) -> PassInfo: ...
 
     def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None: ...
@@ -254,6 +261,10 @@ class Store(Protocol):
         stop_reason: str | None,
         usage: SlotUsage | None = None,
     ) -> PassInfo: ...
+
+    def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
+        """Keep the broken links and warnings the pass's report named."""
+        ...
 
     def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
         """Say this crawler lives; how many requests it may have in flight to one host, and

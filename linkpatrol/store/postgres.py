@@ -600,6 +600,9 @@ class PostgresStore(SqlStore):
     def save_site(self, record: SiteRecord) -> None:
         self._ride_out(functools.partial(SqlStore.save_site, self, record))
 
+    def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
+        self._ride_out(functools.partial(SqlStore.save_counts, self, pass_id, broken, warnings))
+
     def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
         self._ride_out(functools.partial(SqlStore.save_plugin_fields, self, pass_id, fields))
 

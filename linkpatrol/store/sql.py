@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from linkpatrol.model import ACTIONS, STATES, Action, State, StoreError
+from linkpatrol.model import ACTIONS, STATES, Action, ReportOptions, State, StoreError
 from linkpatrol.store import (
     Change,
     Discovered,
@@ -41,7 +41,7 @@ from linkpatrol.store import (
 )
 from linkpatrol.urls import is_http, origin, similar_pattern
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # a worker that has not said it lives for this long is taken for gone by readers that
 # cannot ask the database (a crawler says so every half second)
 WORKER_SILENCE = 10.0
@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS passes(
   broken {int},
   warnings {int},
   usage TEXT,
-  dropped {int} NOT NULL DEFAULT 0
+  dropped {int} NOT NULL DEFAULT 0,
+  options TEXT
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -181,6 +182,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         FRONTIER_PICK,
     ),
     5: ("ALTER TABLE passes ADD COLUMN dropped {int} NOT NULL DEFAULT 0",),
+    6: ("ALTER TABLE passes ADD COLUMN options TEXT",),
 }
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
@@ -211,7 +213,7 @@ _HISTORY_COLUMNS = (
 )
 _PASS_COLUMNS = (
     "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
-    "requested, parsed, seen, stop_reason, broken, warnings, usage"
+    "requested, parsed, seen, stop_reason, broken, warnings, usage, options"
 )
 
 
@@ -402,6 +404,17 @@ def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
     )
 
 
+def _options(text: str | None) -> ReportOptions | None:
+    """The report options kept with a pass; None for a pass of a version that kept none."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return ReportOptions.of_dict(data) if isinstance(data, dict) else None
+
+
 def _origin_of(url: str) -> str:
     return origin(url) if is_http(url) else ""
 
@@ -532,6 +545,7 @@ class SqlStore(ABC):
             warnings=row[13],
             usage=SlotUsage(**json.loads(row[14])) if row[14] else None,
             resumed=resumed,
+            options=_options(row[15]),
         )
 
     def _pass(self, pass_id: int, resumed: bool = False) -> PassInfo:
@@ -546,15 +560,22 @@ class SqlStore(ABC):
         return self._pass_from_row(found) if found else None
 
     def begin_pass(
-        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+        self,
+        start_urls: Sequence[str],
+        now: float,
+        limits: PassLimits | None = None,
+        options: ReportOptions | None = None,
     ) -> PassInfo:
         """Join the pass other workers are crawling, resume the last pass if it stopped early
         with the same start URLs, else start one; and enlist this process as a worker.
 
-        Workers at work on other start URLs refuse this one: one pass at a time.
+        Workers at work on other start URLs refuse this one: one pass at a time. The
+        options that shape the pass's report are kept with it (a run that resumes or joins
+        it replaces them with its own).
         """
         encoded = json.dumps(list(start_urls))
         limits = limits or PassLimits()
+        kept = json.dumps(options.as_dict()) if options is not None else None
         self._patterns.clear()
         self._forget_seen()
         self._seen_for = None
@@ -562,7 +583,7 @@ class SqlStore(ABC):
         deadline = time.monotonic() + CREW_GRACE
         while True:
             try:
-                info = self._begin_pass(encoded, now, limits)
+                info = self._begin_pass(encoded, now, limits, kept)
                 self._crew_pass = info.id
                 return info
             except _OtherCrew as exc:
@@ -573,7 +594,9 @@ class SqlStore(ABC):
                     ) from None
                 time.sleep(0.05)
 
-    def _begin_pass(self, encoded: str, now: float, limits: PassLimits) -> PassInfo:
+    def _begin_pass(
+        self, encoded: str, now: float, limits: PassLimits, options: str | None
+    ) -> PassInfo:
         with self._tx() as s:
             self._serialize(s)
             self._reap(s)
@@ -619,6 +642,8 @@ class SqlStore(ABC):
                 s.execute("DELETE FROM frontier WHERE pass_id <> ?", (pass_id,))
                 s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
                 resumed = False
+            if options is not None:
+                s.execute("UPDATE passes SET options = ? WHERE id = ?", (options, pass_id))
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
             if self.dialect.sole_crawler:
                 s.execute("DROP INDEX IF EXISTS links_dst")
@@ -713,6 +738,16 @@ class SqlStore(ABC):
         if self.dialect.sole_crawler:
             self._index_links_by_target()
         return self._pass(pass_id)
+
+    def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
+        """Keep the pass's figures as its report gave them: the broken links it reported
+        (missing anchors among them) and its warnings; the charts of later passes' reports
+        show them."""
+        with self._tx() as s:
+            s.execute(
+                "UPDATE passes SET broken = ?, warnings = ? WHERE id = ?",
+                (broken, warnings, pass_id),
+            )
 
     def _index_links_by_target(self) -> None:
         """Index the links by target again, once the crawl that went without it is over."""

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from linkpatrol.model import StoreError
+from linkpatrol.model import ReportOptions, StoreError
 from linkpatrol.store import PassInfo, PassLimits
 from linkpatrol.store.sql import LINKS_BY_TARGET, SCHEMA_VERSION, Dialect, Session, SqlStore
 
@@ -404,7 +404,11 @@ class SqliteStore(SqlStore):
             super()._index_links_by_target()
 
     def begin_pass(
-        self, start_urls: Sequence[str], now: float, limits: PassLimits | None = None
+        self,
+        start_urls: Sequence[str],
+        now: float,
+        limits: PassLimits | None = None,
+        options: ReportOptions | None = None,
     ) -> PassInfo:
         self._finished()  # another crawl by this process: the last one's end is over
         # A statement that writes many rows keeps the pages it changes in a journal of its
@@ -412,7 +416,7 @@ class SqliteStore(SqlStore):
         # (and deleted it). In memory it is as big as one statement's rows at most.
         self._db.execute("PRAGMA temp_store = MEMORY")
         self._db.execute(f"PRAGMA cache_size = -{CRAWL_CACHE_KIB}")
-        return super().begin_pass(start_urls, now, limits)
+        return super().begin_pass(start_urls, now, limits, options)
 
     def _finish(self) -> None:
         try:
