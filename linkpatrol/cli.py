@@ -13,7 +13,7 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
@@ -25,10 +25,12 @@ from linkpatrol.config import (
     FORMATS,
     REDIRECT_MODES,
     SiteSettings,
+    as_checked,
     build_settings,
     convert_option,
     field_for,
     load_file,
+    report_options,
 )
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError
 from linkpatrol.report import Report, build_report, render_pieces
@@ -304,6 +306,20 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
         file_values = load_file(Path(config_path))
     elif Path(DEFAULT_CONFIG).is_file():
         file_values = load_file(Path(DEFAULT_CONFIG))
+    return build_settings(file_values, _command_line(args))
+
+
+def _given(args: argparse.Namespace) -> set[str]:
+    """The settings the user gives this command: on its command line, or in a configuration
+    file named there (not the one it finds in the folder, which the check read too)."""
+    given = set(_command_line(args))
+    if args.config:
+        given.update(load_file(Path(args.config)))
+    return given
+
+
+def _command_line(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given on the command line, by field."""
     cli: dict[str, Any] = {}
     for key in _VALUE_OPTIONS:
         value = getattr(args, key, None)
@@ -337,7 +353,7 @@ def _settings(args: argparse.Namespace) -> SiteSettings:
         cli["insecure"] = convert_option("insecure", args.insecure)
     if getattr(args, "no_private", None):
         cli["no_private"] = True
-    return build_settings(file_values, cli)
+    return cli
 
 
 def _sharing(settings: SiteSettings) -> Sharing | None:
@@ -365,9 +381,7 @@ def _stop_sharing(sharing: Sharing | None) -> None:
 def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None) -> None:
     if settings.quiet and report.complete and not report.failing and settings.format == "text":
         return
-    pieces = render_pieces(
-        report, settings.format, graph_hosts=settings.graph_hosts, sharing=sharing
-    )
+    pieces = render_pieces(report, settings.format, sharing=sharing)
     if settings.output:
         try:
             out = open(settings.output, "w", encoding="utf-8")  # noqa: SIM115
@@ -549,19 +563,13 @@ def _run_check(settings: SiteSettings) -> ExitCode:
         if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
             # the runner restores the default handler on its way out
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
-        report = build_report(
-            store,
-            result.pass_info,
-            report_after=settings.report_after,
-            redirects_as_warnings=settings.redirects == "report",
-            xref=settings.xref,
-            fail_on=settings.fail_on,
-            check_anchors=settings.check_anchors != "off",
-        )
+        report = build_report(store, result.pass_info, report_options(settings))
         if watcher is not None:
             watcher.finish(store, result.pass_info, report)
         observer.close()
         _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
+        # the pass's figures as its report gave them, for the charts of later reports
+        store.save_counts(report.pass_id, len(report.broken), len(report.warnings))
     finally:
         observer.close()
         store.close()
@@ -651,16 +659,14 @@ def _read_memory(settings: SiteSettings, query: Callable[[Store], T]) -> T:
         store.close()
 
 
-def _run_report(settings: SiteSettings) -> ExitCode:
+def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
+    """The last pass's report as it was checked, but for the report options ``given`` on
+    the command line."""
+
     def written(store: Store) -> Report:
-        report = build_report(
-            store,
-            report_after=settings.report_after,
-            redirects_as_warnings=settings.redirects == "report",
-            xref=settings.xref,
-            fail_on=settings.fail_on,
-            check_anchors=settings.check_anchors != "off",
-        )
+        info = store.latest_pass()
+        options = as_checked(info.options if info else None, settings, given)
+        report = build_report(store, info, options)
         _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
         return report
 
@@ -753,7 +759,7 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         settings = _settings(args)
         if args.command == "check":
             return _run_check(settings)
-        return _run_report(settings)
+        return _run_report(settings, _given(args))
     except LinkpatrolError as exc:
         err.write(f"linkpatrol: {exc}\n")
         return exc.exit_code

@@ -26,7 +26,7 @@ from lxml import etree
 from markdown_it import MarkdownIt
 
 from linkpatrol.config import FORMATS
-from linkpatrol.model import Action, State
+from linkpatrol.model import Action, AnchorMode, RedirectMode, ReportOptions, State
 from linkpatrol.report import Entry, Referrer, Report, Summary, build_report, render
 from linkpatrol.store import open_store
 from tests.conftest import Runner, by_url
@@ -437,13 +437,16 @@ def test_fail_on_warning_makes_warnings_fail_the_run(run: Runner, serve) -> None
     default = run.check(site.url("/"), "-q")
     strict = run("report", "--db", run.db, "--fail-on", "warning", "--format", "junit")
     (run.cwd / "linkpatrol.toml").write_text('fail-on = "warning"\n', encoding="utf-8")
-    from_config = run("report", "--db", run.db, "-q")
+    # the file found in the folder is the check's: the pass was checked without it
+    as_checked = run("report", "--db", run.db, "-q")
+    from_config = run("report", "--db", run.db, "-q", "--config", "linkpatrol.toml")
     bad = run("report", "--db", run.db, "--fail-on", "sometimes")
 
     assert (default.returncode, default.stdout) == (0, "")
     assert strict.returncode == 1
     failure = etree.fromstring(strict.stdout.encode("utf-8")).find(".//failure")
     assert failure is not None and failure.get("type") == "warning"
+    assert (as_checked.returncode, as_checked.stdout) == (0, "")
     assert from_config.returncode == 1 and "Warnings (1):" in from_config.stdout
     assert bad.returncode == 2 and "--fail-on" in bad.stderr
 
@@ -538,7 +541,10 @@ def test_a_report_streamed_from_the_memory_renders_as_one_held_whole(tmp_path: P
     assert proc.returncode in (1, 3), proc.stderr
     store = open_store(run.db, crawl=False)
     try:
-        streamed = build_report(store, xref=True, check_anchors=True, redirects_as_warnings=True)
+        options = ReportOptions(
+            check_anchors=AnchorMode.SITE, xref=True, redirects=RedirectMode.REPORT
+        )
+        streamed = build_report(store, options=options)
         assert streamed.noted is not None and streamed.tally is not None
         whole = copy.copy(streamed)
         whole.entries = list(streamed.entries)

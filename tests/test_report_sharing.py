@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from linkpatrol.helper import Helper, HelperFailed
+from linkpatrol.model import AnchorMode, ReportOptions
 from linkpatrol.report import Report, build_report
 from linkpatrol.report.json import SHARED_FROM, Sharing, iter_json, part_json
 from linkpatrol.store import Store, open_store
@@ -73,7 +74,7 @@ def crawled(run: Runner, serve: Any) -> str:
 
 
 def report_of(store: Store, *, xref: bool) -> Report:
-    return build_report(store, xref=xref, check_anchors=True)
+    return build_report(store, options=ReportOptions(check_anchors=AnchorMode.SITE, xref=xref))
 
 
 def written(report: Report, sharing: Sharing | None = None) -> str:

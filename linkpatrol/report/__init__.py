@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from linkpatrol import __version__
-from linkpatrol.model import Action, State, StoreError
+from linkpatrol.model import Action, FailOn, ReportOptions, State, StoreError
 from linkpatrol.policy import site_prefix
 from linkpatrol.store import Change, Part, PassInfo, Referrer, SlotUsage, Store, UrlRecord
 from linkpatrol.verdict import is_reportable
@@ -243,15 +244,25 @@ class Report:
     summary: Summary
     entries: Iterable[Entry]  # every URL of the pass; may be read from the memory each time
     stop_reason: str | None = None
-    redirects_as_warnings: bool = False
-    xref: bool = False
-    warnings_fail: bool = False
+    options: ReportOptions = field(default_factory=ReportOptions)  # as it was checked
     extra: dict[str, object] = field(default_factory=dict)
     passes: list[PassInfo] = field(default_factory=list)  # the last passes, this one last
     plugins: dict[str, Any] = field(default_factory=dict)  # report fields by plugin name
     # the URLs a report names (broken, warning, redirect), kept whole; found in entries if None
     noted: list[Entry] | None = None
     tally: Tally | None = None  # figures over all entries; counted from entries if None
+
+    @property
+    def redirects_as_warnings(self) -> bool:
+        return self.options.redirects_as_warnings
+
+    @property
+    def xref(self) -> bool:
+        return self.options.xref
+
+    @property
+    def warnings_fail(self) -> bool:
+        return self.options.fail_on is FailOn.WARNING
 
     @property
     def until(self) -> float:
@@ -425,16 +436,10 @@ def missing_anchors(store: Store, pass_id: int) -> list[Entry]:
 
 
 def build_report(
-    store: Store,
-    pass_info: PassInfo | None = None,
-    *,
-    report_after: float = 0.0,
-    redirects_as_warnings: bool = False,
-    xref: bool = False,
-    fail_on: str = "broken",
-    check_anchors: bool = False,
+    store: Store, pass_info: PassInfo | None = None, options: ReportOptions | None = None
 ) -> Report:
-    """The report of one pass (by default the latest) read from the memory alone.
+    """The report of one pass (by default the latest) read from the memory alone, with
+    ``options`` (by default those kept with the pass: the report as it was checked).
 
     The memory is read once for the figures and the URLs a report names; its ``entries``
     are read again, URL by URL, each time they are gone through, so the store must stay
@@ -443,7 +448,9 @@ def build_report(
     info = pass_info or store.latest_pass()
     if info is None:
         raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
-    anchors = missing_anchors(store, info.id) if check_anchors else []
+    options = options or info.options or ReportOptions()
+    report_after = options.report_after
+    anchors = missing_anchors(store, info.id) if options.anchors else []
     anchor_pages: dict[str, list[Entry]] = {}
     for entry in anchors:
         anchor_pages.setdefault(entry.url.partition("#")[0], []).append(entry)
@@ -477,7 +484,7 @@ def build_report(
     reportable += len(anchors)
     redirects = tally.states[State.REDIRECT]
     warnings = tally.states[State.WARNING]
-    if redirects_as_warnings:
+    if options.redirects_as_warnings:
         warnings += redirects
     summary = Summary(
         urls=urls,
@@ -495,11 +502,11 @@ def build_report(
         store,
         info.id,
         report_after=report_after,
-        xref=xref,
+        xref=options.xref,
         history=history,
         tail=anchors,
     )
-    return Report(
+    report = Report(
         version=__version__,
         complete=info.complete,
         pass_id=info.id,
@@ -509,19 +516,23 @@ def build_report(
         summary=summary,
         entries=entries,
         stop_reason=info.stop_reason,
-        redirects_as_warnings=redirects_as_warnings,
-        xref=xref,
-        warnings_fail=fail_on == "warning",
+        options=options,
         passes=[p for p in passes if p.id <= info.id],
         plugins=store.plugin_fields(info.id),
         noted=[*noted.values(), *anchors],
         tally=tally,
     )
+    # the pass itself as this report counts it, so that its charts agree with its headline
+    report.passes = [
+        dataclasses.replace(p, broken=len(report.broken), warnings=len(report.warnings))
+        if p.id == info.id
+        else p
+        for p in report.passes
+    ]
+    return report
 
 
-def render_pieces(
-    report: Report, fmt: str, *, graph_hosts: bool = False, sharing: Sharing | None = None
-) -> Iterator[str]:
+def render_pieces(report: Report, fmt: str, *, sharing: Sharing | None = None) -> Iterator[str]:
     """The report as pieces of text to write one after another (JSON streams URL by URL,
     half of a big report's URLs written by the helper process of ``sharing``)."""
     if fmt == "json":
@@ -529,11 +540,11 @@ def render_pieces(
 
         yield from iter_json(report, sharing)
     else:
-        yield render(report, fmt, graph_hosts=graph_hosts)
+        yield render(report, fmt)
 
 
-def render(report: Report, fmt: str, *, graph_hosts: bool = False) -> str:
-    """The report in one of ``linkpatrol.config.FORMATS``; ``graph_hosts`` is for ``dot``."""
+def render(report: Report, fmt: str) -> str:
+    """The report in one of ``linkpatrol.config.FORMATS``."""
     if fmt == "json":
         from linkpatrol.report.json import render_json
 
@@ -557,7 +568,7 @@ def render(report: Report, fmt: str, *, graph_hosts: bool = False) -> str:
     if fmt == "dot":
         from linkpatrol.report.dot import render_dot
 
-        return render_dot(report, hosts=graph_hosts)
+        return render_dot(report, hosts=report.options.graph_hosts)
     if fmt == "sitemap":
         from linkpatrol.report.sitemap import render_sitemap
 

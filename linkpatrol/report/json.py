@@ -94,6 +94,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "started_at": iso(report.started_at),
         "finished_at": iso(report.finished_at),
         "start_urls": report.start_urls,
+        "options": report.options.as_dict(),
         "summary": {
             "urls": s.urls,
             "requested": s.requested,

@@ -65,6 +65,8 @@ def status_dict(status: PassStatus) -> dict[str, Any]:
         "requests": info.requests,
         "elapsed": round(info.elapsed, 3),
         "verdicts": {state.value: status.verdicts.get(state, 0) for state in State},
+        "reported": {"broken": info.broken, "warnings": info.warnings},
+        "options": info.options.as_dict() if info.options is not None else None,
         "workers": [
             {
                 "id": w.id,
@@ -96,7 +98,20 @@ def render_status_text(status: PassStatus) -> str:
         f"{status.pending} waiting\n"
         f"  {info.requested} requested, {info.parsed} parsed, {info.requests} requests\n"
         f"  verdicts: {verdicts or 'none yet'}\n"
+        + _reported(info)
         + (f"  workers ({len(status.workers)}):\n{workers}" if status.workers else "")
+    )
+
+
+def _reported(info: PassInfo) -> str:
+    """What the pass's report named, once a run of it ended, and what shaped it."""
+    if info.broken is None:
+        return ""
+    flags = info.options.flags() if info.options is not None else []
+    return (
+        f"  reported: {info.broken} broken, {info.warnings or 0} warnings"
+        + (f" (checked with {' '.join(flags)})" if flags else "")
+        + "\n"
     )
 
 

@@ -173,8 +173,10 @@ def render_text(report: Report) -> str:
     out = [
         f"linkpatrol {report.version}: pass {report.pass_id} of "
         f"{', '.join(clean(u) for u in report.start_urls)} ({state})",
-        "",
     ]
+    if flags := report.options.flags():
+        out.append(f"Checked with {' '.join(flags)}")
+    out.append("")
     broken = report.broken
     if broken:
         out.append(f"Broken links ({len(broken)}):")
