@@ -206,6 +206,8 @@ class Crawl:
             seeds = [(u, self.policy.action(u)) for u in start_urls]
             await self._call(self.store.seed, pass_id, seeds, now)
             self._roots = set(start_urls)
+            if self.policy.add_sites(self._pass.sites):  # grown in an earlier run
+                self._parser.grow(self.policy.grown)
             if self._pass.resumed:  # redirects of the start URLs seen before the stop
                 redirects = await self._call(self.store.redirects, pass_id)
                 for url in start_urls:
@@ -398,6 +400,10 @@ class Crawl:
         self._slots, workers = await self._call(
             self.store.heartbeat, time.time(), self.stats.done, busy, self.settings.per_host
         )
+        if workers > 1:  # another worker may have seen the site grow
+            grown = await self._call(self.store.sites, pass_id)
+            if self.policy.add_sites(grown) and self._parser is not None:
+                self._parser.grow(self.policy.grown)
         # alone, a worker claims ahead; in a crew, little more than it can start, so that
         # none holds URLs the others could be fetching
         self._alone = workers == 1
@@ -862,10 +868,26 @@ class Crawl:
         return outcome
 
     def _extend_site(self, url: str, target: str) -> None:
-        """Where a start URL redirects (http to https, a moved folder), the site goes too."""
+        """Where a start URL redirects (http to https, a moved folder), the site goes too:
+        for the parse workers, and, kept with the pass, for other workers and runs."""
         if url in self._roots and self.policy.extend_site(url, target):
             self._roots.add(target)
             self.observer.note(f"{url} redirects to {target}: pages under it are parsed too")
+            self._site_grew()
+
+    def _site_grew(self) -> None:
+        grown = self.policy.grown
+        if self._parser is not None:
+            self._parser.grow(grown)
+        if self._pass is not None:
+            kept = self._loop_now().run_in_executor(
+                self._db, self.store.extend_site, self._pass.id, grown
+            )
+            kept.add_done_callback(self._written)
+
+    def _written(self, done: asyncio.Future[Any]) -> None:
+        if not done.cancelled() and (error := done.exception()) is not None:
+            self._fail(error)
 
     def _follow_ghost(self, task: Task, outcome: Outcome) -> None:
         """A page that was good before keeps its remembered links for --follow-ghost."""

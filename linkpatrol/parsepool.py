@@ -112,8 +112,16 @@ class LinkDecider:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self._cache: dict[tuple[str, str], _Answer] = {}
+        self._grown: tuple[str, ...] = ()
         # under a local root, links resolve as on its web server: not by joining text
         self._joins = policy.mount is None
+
+    def grow(self, prefixes: tuple[str, ...]) -> None:
+        """The site grew by these prefixes: links are decided afresh from now on."""
+        if prefixes != self._grown:
+            self._grown = prefixes
+            if self.policy.add_sites(prefixes):
+                self._cache.clear()
 
     def _bases(self, base: str) -> _Bases:
         """What of the base can change the meaning of a link that starts with '/', with
@@ -266,7 +274,9 @@ def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connecti
             message = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        url, body, charset, content_type = pickle.loads(message)
+        url, body, charset, content_type, grown = pickle.loads(message)
+        if grown is not None:
+            decider.grow(grown)
         try:
             page = extract_page(body, charset, content_type)
             answer: tuple[str, Any] = ("ok", decider.page(page, url))
@@ -295,6 +305,7 @@ class _Kid:
     futures: deque[asyncio.Future[Any]] = field(default_factory=deque)
     timer: asyncio.TimerHandle | None = None
     room: int = 0  # bytes the pipe takes without blocking the sender
+    grown: int = 0  # how many times the site had grown when it was last told
 
 
 class ParsePool:
@@ -312,6 +323,18 @@ class ParsePool:
         self._local: LinkDecider | None = None
         self._closed = False
         self._loop = loop  # the crawl's, kept: asking asyncio for it makes a system call
+        self._grown: tuple[str, ...] = ()  # the prefixes the site grew by
+        self._growths = 0
+
+    def grow(self, prefixes: tuple[str, ...]) -> None:
+        """The site grew by these prefixes (a start URL redirected): every worker decides
+        links with them from its next page on."""
+        if prefixes == self._grown:
+            return
+        self._grown = prefixes
+        self._growths += 1
+        if self._local is not None:
+            self._local.grow(prefixes)
 
     def start(self) -> None:
         """Start every worker now, by fork while this process has one thread.
@@ -414,8 +437,12 @@ class ParsePool:
     async def _on_kid(
         self, url: str, body: bytes, charset: str | None, content_type: str | None
     ) -> _Wire:
-        message = pickle.dumps((url, body, charset, content_type), protocol=pickle.HIGHEST_PROTOCOL)
+        page = (url, body, charset, content_type)
+        message = pickle.dumps((*page, None), protocol=pickle.HIGHEST_PROTOCOL)
         kid = await self._kid_for(len(message))
+        if kid.grown != self._growths:  # the site grew since it was last told
+            kid.grown = self._growths
+            message = pickle.dumps((*page, self._grown), protocol=pickle.HIGHEST_PROTOCOL)
         future = self._loop.create_future()
         kid.futures.append(future)
         try:
@@ -436,6 +463,7 @@ class ParsePool:
         if self.size == 0 or self._closed:
             if self._local is None:
                 self._local = LinkDecider(Policy(self.settings))
+                self._local.grow(self._grown)
             local = self._local
             wire = await asyncio.to_thread(
                 lambda: local.page(extract_page(body, charset, content_type), url)

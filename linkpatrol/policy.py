@@ -11,7 +11,7 @@ import importlib.util
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -107,6 +107,7 @@ class Policy:
             except BadURL as exc:
                 raise ConfigError(f"site prefix {url!r}: {exc}") from None
         self.site_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
+        self.grown: tuple[str, ...] = ()  # the prefixes the site grew by during the pass
 
     def normalize(
         self, raw: str, base: str | None = None, query_encoding: str | None = None
@@ -157,10 +158,18 @@ class Policy:
             return False
         if _bare_host(start) != _bare_host(target):
             return False
-        prefix = site_prefix(target)
         if target.startswith(self.site_prefixes):
             return False
-        self.site_prefixes = (*self.site_prefixes, prefix)
+        return self.add_sites((site_prefix(target),))
+
+    def add_sites(self, prefixes: Iterable[str]) -> bool:
+        """The site grew by these prefixes (here, in an earlier run of the pass, or in
+        another worker): whether any of them is new."""
+        new = tuple(p for p in dict.fromkeys(prefixes) if p not in self.site_prefixes)
+        if not new:
+            return False
+        self.site_prefixes = (*self.site_prefixes, *new)
+        self.grown = (*self.grown, *new)
         return True
 
     def in_site(self, url: str) -> bool:

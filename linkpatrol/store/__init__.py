@@ -62,6 +62,7 @@ class PassInfo:
     warnings: int | None = None
     usage: SlotUsage | None = None  # how the fetch slots were used (None: not measured)
     options: ReportOptions | None = None  # what shapes its report (None: not kept)
+    sites: tuple[str, ...] = ()  # prefixes the site grew by (a start URL redirected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +265,14 @@ class Store(Protocol):
 
     def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
         """Keep the broken links and warnings the pass's report named."""
+        ...
+
+    def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
+        """Keep the prefixes the pass's site grew by; all it has grown by."""
+        ...
+
+    def sites(self, pass_id: int) -> tuple[str, ...]:
+        """The prefixes the pass's site has grown by so far."""
         ...
 
     def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:

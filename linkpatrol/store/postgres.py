@@ -600,6 +600,12 @@ class PostgresStore(SqlStore):
     def save_site(self, record: SiteRecord) -> None:
         self._ride_out(functools.partial(SqlStore.save_site, self, record))
 
+    def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
+        return self._ride_out(functools.partial(SqlStore.extend_site, self, pass_id, prefixes))
+
+    def sites(self, pass_id: int) -> tuple[str, ...]:
+        return self._ride_out(functools.partial(SqlStore.sites, self, pass_id))
+
     def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
         self._ride_out(functools.partial(SqlStore.save_counts, self, pass_id, broken, warnings))
 

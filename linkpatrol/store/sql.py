@@ -71,7 +71,8 @@ CREATE TABLE IF NOT EXISTS passes(
   warnings {int},
   usage TEXT,
   dropped {int} NOT NULL DEFAULT 0,
-  options TEXT
+  options TEXT,
+  sites TEXT
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -182,7 +183,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         FRONTIER_PICK,
     ),
     5: ("ALTER TABLE passes ADD COLUMN dropped {int} NOT NULL DEFAULT 0",),
-    6: ("ALTER TABLE passes ADD COLUMN options TEXT",),
+    6: ("ALTER TABLE passes ADD COLUMN options TEXT", "ALTER TABLE passes ADD COLUMN sites TEXT"),
 }
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
@@ -213,7 +214,7 @@ _HISTORY_COLUMNS = (
 )
 _PASS_COLUMNS = (
     "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
-    "requested, parsed, seen, stop_reason, broken, warnings, usage, options"
+    "requested, parsed, seen, stop_reason, broken, warnings, usage, options, sites"
 )
 
 
@@ -546,6 +547,7 @@ class SqlStore(ABC):
             usage=SlotUsage(**json.loads(row[14])) if row[14] else None,
             resumed=resumed,
             options=_options(row[15]),
+            sites=tuple(json.loads(row[16])) if row[16] else (),
         )
 
     def _pass(self, pass_id: int, resumed: bool = False) -> PassInfo:
@@ -738,6 +740,27 @@ class SqlStore(ABC):
         if self.dialect.sole_crawler:
             self._index_links_by_target()
         return self._pass(pass_id)
+
+    def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
+        """The pass's site grew by these prefixes (a start URL redirected): keep them with
+        the pass, for every worker and every run of it; all it has grown by."""
+        with self._tx() as s:
+            row = s.execute(
+                f"SELECT sites FROM passes WHERE id = ?{self.dialect.lock_row}", (pass_id,)
+            ).fetchone()
+            known = tuple(json.loads(row[0])) if row and row[0] else ()
+            grown = tuple(dict.fromkeys((*known, *prefixes)))
+            if grown != known:
+                s.execute(
+                    "UPDATE passes SET sites = ? WHERE id = ?", (json.dumps(grown), pass_id)
+                )
+        return grown
+
+    def sites(self, pass_id: int) -> tuple[str, ...]:
+        """What the pass's site has grown by so far."""
+        with self._read() as s:
+            row = s.execute("SELECT sites FROM passes WHERE id = ?", (pass_id,)).fetchone()
+        return tuple(json.loads(row[0])) if row and row[0] else ()
 
     def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
         """Keep the pass's figures as its report gave them: the broken links it reported
