@@ -31,7 +31,7 @@ COMPILED = [
     "linkpatrol/store/sql.py",
     "linkpatrol/store/sqlite.py",
     "linkpatrol/urls.py",
-    "linkpatrol/verdict.py",
+    "linkpatrol/rules.py",
 ]
 
 

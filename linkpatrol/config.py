@@ -23,6 +23,7 @@ from linkpatrol.model import (
     RedirectMode,
     ReportOptions,
 )
+from linkpatrol.rules import RuleOptions
 from linkpatrol.tls import check_ca_bundle, format_host, parse_host
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, scheme
 
@@ -763,6 +764,19 @@ def report_options(settings: SiteSettings) -> ReportOptions:
     )
 
 
+def rule_options(settings: SiteSettings) -> RuleOptions:
+    """What the rule book reads of the settings."""
+    return RuleOptions(
+        accept=settings.accept,
+        warn=settings.warn,
+        broken=settings.broken,
+        recheck_good=settings.recheck_good,
+        follow_ghost=settings.follow_ghost,
+        max_size=settings.max_size,
+        check_anchors=AnchorMode(settings.check_anchors),
+    )
+
+
 def as_checked(
     kept: ReportOptions | None, settings: SiteSettings, given: Collection[str]
 ) -> ReportOptions:
@@ -807,4 +821,5 @@ __all__ = [
     "parse_size",
     "parse_status_list",
     "report_options",
+    "rule_options",
 ]

@@ -16,23 +16,36 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from linkpatrol.config import SiteSettings, report_options
+from linkpatrol.config import SiteSettings, report_options, rule_options
 from linkpatrol.fetch import Response, make_fetcher
-from linkpatrol.model import Action, ConfigError, State
+from linkpatrol.model import Action, ConfigError, Reason, State
 from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.policy import Policy
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
+from linkpatrol.rules import (
+    MAX_REDIRECT_HOPS,
+    Admission,
+    Verdict,
+    admit,
+    follows_ghost,
+    get_after_head,
+    judge,
+    judge_page,
+    judge_redirect,
+    parse_failed,
+    plan,
+    redirect_failures,
+    request_headers,
+    robots_verdict,
+    unchanged_status,
+)
 from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, SlotUsage, Store, Task
 from linkpatrol.urls import BadURL, is_http
-from linkpatrol.verdict import (
-    MAX_REDIRECT_HOPS,
-    judge_status,
-    redirect_failures,
-    unfollowed_redirect,
-)
 
 T = TypeVar("T")
+
+_REQUESTED = frozenset((Action.PARSE.value, Action.CHECK.value))  # actions that request
 
 FLUSH_INTERVAL = 0.25
 SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
@@ -113,6 +126,7 @@ class Crawl:
         self.store = store
         self.observer = observer or Observer()
         self.policy = Policy(settings)
+        self.rules = rule_options(settings)
         self.fetcher = make_fetcher(settings)
         self.hard_limit = settings.timeout * 2
         self.stats = CrawlStats()
@@ -481,24 +495,26 @@ class Crawl:
         except ConfigError as exc:
             self._fail(exc)
             return None
-        if action is Action.IGNORE:
+        limited = self.policy.limit_reason(task.url) if action.value in _REQUESTED else None
+        admission = admit(action, limited, task, time.time(), self.rules)
+        if admission is Admission.DROP:
             self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
             return None
-        if action is Action.RECORD:
+        if admission is Admission.RECORD:
             self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
             return None
-        reason = self.policy.limit_reason(task.url)
-        if reason is not None:
-            outcome = Outcome(task.url_id, action, State.UNCHECKED, error=reason, checked=False)
+        if admission is Admission.LIMITED:
+            outcome = Outcome(
+                task.url_id,
+                action,
+                State.UNCHECKED,
+                error=limited,
+                checked=False,
+                reason=Reason.LIMIT,
+            )
             self._settle(task, outcome)
             return None
-        recheck = self.settings.recheck_good
-        if (
-            recheck > 0
-            and task.state in (State.OK, State.REDIRECT)
-            and task.last_good is not None
-            and time.time() - task.last_good < recheck
-        ):
+        if admission is Admission.TRUST:
             return action
         host = self._hosts.get(task.origin)
         if host is None:
@@ -611,13 +627,12 @@ class Crawl:
         return self._budget_spent
 
     def _robots_verdict(self, robots: Robots, task: Task) -> Outcome | None:
-        if robots.unreachable:
-            return Outcome(
-                task.url_id, task.action, State.BROKEN, error=robots.record.error, fetched=False
-            )
-        if not robots.allows(task.url):
-            return Outcome(task.url_id, task.action, State.DISALLOWED, error=robots.denial())
-        return None
+        denial = None if robots.unreachable or robots.allows(task.url) else robots.denial()
+        verdict = robots_verdict(robots.unreachable, robots.record.error, denial)
+        if verdict is None:
+            return None
+        state, reason, error = verdict
+        return Outcome(task.url_id, task.action, state, error=error, reason=reason)
 
     def _spawn(self, coro: Any) -> None:
         task = self._loop_now().create_task(coro)
@@ -659,6 +674,7 @@ class Crawl:
             settled = Outcome(0, found.action, State.UNCHECKED, checked=False)
             if found.invalid is not None:
                 settled.state, settled.error = State.BROKEN, f"invalid URL: {found.invalid}"
+                settled.reason = Reason.INVALID_URL
                 self.stats.broken += 1
             self.observer.url_checked(found.url, settled)
 
@@ -708,52 +724,34 @@ class Crawl:
 
     # ---- one URL ----------------------------------------------------------------------------
 
-    def _headers(self, task: Task, conditional: bool) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        if task.referrer:
-            headers["Referer"] = task.referrer
-        if conditional and task.state in (State.OK, State.REDIRECT, State.WARNING):
-            if task.etag:
-                headers["If-None-Match"] = task.etag
-            if task.last_modified:
-                headers["If-Modified-Since"] = task.last_modified
-        return headers
-
     async def _work(self, task: Task, host: _Host) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
         action = task.action
         why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
+        first = plan(action, task.url, self.rules)
 
         def pace() -> Awaitable[None]:
             return self._pace(host)
 
         try:
-            if action is Action.PARSE:
-                self.observer.requesting("GET", task.url, why)
+            self.observer.requesting(first.method, task.url, why + first.purpose)
+            response = await self.fetcher.fetch(
+                first.method,
+                task.url,
+                headers=request_headers(task, first.conditional),
+                want_body=first.want_body,
+                pace=pace,
+            )
+            requests = response.attempts
+            if first.method == "HEAD" and get_after_head(
+                response.status, response.reachable, response.transient
+            ):
+                await self._pace(host)
+                self.observer.requesting("GET", task.url, why + "; HEAD failed")
                 response = await self.fetcher.fetch(
-                    "GET", task.url, headers=self._headers(task, True), want_body=True, pace=pace
+                    "GET", task.url, headers=request_headers(task, False), pace=pace
                 )
-                requests = response.attempts
-            elif self._wants_anchors(task.url):
-                # unconditional: a page only checked before has no anchors in the memory
-                self.observer.requesting("GET", task.url, why + "; for its anchors")
-                response = await self.fetcher.fetch(
-                    "GET", task.url, headers=self._headers(task, False), want_body=True, pace=pace
-                )
-                requests = response.attempts
-            else:
-                self.observer.requesting("HEAD", task.url, why)
-                response = await self.fetcher.fetch(
-                    "HEAD", task.url, headers=self._headers(task, True), pace=pace
-                )
-                requests = response.attempts
-                if self._head_failed(response):
-                    await self._pace(host)
-                    self.observer.requesting("GET", task.url, why + "; HEAD failed")
-                    response = await self.fetcher.fetch(
-                        "GET", task.url, headers=self._headers(task, False), pace=pace
-                    )
-                    requests += response.attempts
+                requests += response.attempts
         finally:
             host.active -= 1
             self._wake()
@@ -767,12 +765,6 @@ class Crawl:
         outcome.response_ms = response.elapsed * 1000
         self._settle(task, outcome)
 
-    def _wants_anchors(self, url: str) -> bool:
-        """A page only checked is read for its anchors: a local file whenever anchors are
-        checked, an outside page with --check-anchors=all."""
-        mode = self.settings.check_anchors
-        return mode == "all" or (mode == "site" and url.startswith("file:"))
-
     async def _pace(self, host: _Host) -> None:
         """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
         delay = self._spacing(host)
@@ -781,13 +773,6 @@ class Crawl:
         while (wait := host.next_at - time.monotonic()) > 0:
             await asyncio.sleep(wait)
         host.next_at = time.monotonic() + delay
-
-    @staticmethod
-    def _head_failed(response: Response) -> bool:
-        """HEAD refused or broken: worth a GET, unless the server asked us to slow down."""
-        if response.status is not None:
-            return response.status >= 400 and response.status != 429
-        return response.reachable and not response.transient
 
     async def _judge(self, task: Task, action: Action, response: Response) -> Outcome:
         outcome = Outcome(
@@ -800,68 +785,58 @@ class Crawl:
             last_modified=response.last_modified,
         )
         status = response.status
+        failure = None
         if status is None:
-            outcome.error = response.error
-            self._follow_ghost(task, outcome)
-            return outcome
-        if status == 304:  # unchanged: the page still is what it was, status included
-            outcome.state = State.OK
+            failure = Verdict(State.BROKEN, response.reason or Reason.CONNECTION, response.error)
+        judged = judge(status, failure, response.body is not None and response.is_page, self.rules)
+        outcome.state, outcome.reason, outcome.error = judged.verdict
+        if judged.ghost and follows_ghost(task, time.time(), self.rules):
+            self._links_from_memory(task, outcome)
+        if judged.unchanged:  # the page still is what it was, status included
             outcome.content_type = task.content_type
-            if task.state is State.OK and task.http_status:
-                outcome.http_status = task.http_status
+            if (before := unchanged_status(task)) is not None:
+                outcome.http_status = before
             if action is Action.PARSE:
                 self._links_from_memory(task, outcome)
-            return outcome
-        if 300 <= status < 400 and status != 304:
+        elif judged.redirect:
             return self._redirect(task, outcome, response)
-        outcome.state = judge_status(status, self.settings)
-        if outcome.state is State.BROKEN or outcome.state is State.WARNING:
-            outcome.error = f"HTTP {status}"
-            if outcome.state is State.BROKEN:
-                self._follow_ghost(task, outcome)
-            return outcome
-        if response.body is not None and response.is_page:
-            assert self._parser is not None
+        elif judged.parse:
+            assert self._parser is not None and response.body is not None
             try:
                 page = await self._parser.parse(
                     task.url, response.body, response.charset, response.content_type
                 )
             except ParseFailure as exc:
-                outcome.state = State.BROKEN
-                outcome.error = str(exc)
+                outcome.state, outcome.reason, outcome.error = parse_failed(str(exc))
                 return outcome
+            outcome.anchors = page.anchors
             if action is not Action.PARSE:  # read for its anchors only
-                outcome.anchors = page.anchors
                 return outcome
             outcome.links = page.links
             outcome.base_url = page.base_url
-            outcome.anchors = page.anchors
             outcome.parsed = True
             outcome.good_links = outcome.state is State.OK
-            if response.truncated:
-                outcome.state = State.WARNING
-                outcome.error = f"page larger than --max-size ({self.settings.max_size} bytes)"
+            judged_page = judge_page(outcome.state, response.truncated, self.rules)
+            outcome.state, outcome.reason, outcome.error = judged_page
         return outcome
 
     def _redirect(self, task: Task, outcome: Outcome, response: Response) -> Outcome:
-        if not response.location:
-            outcome.error = f"HTTP {response.status} redirect without a Location header"
+        status = response.status or 0
+        location = response.location.strip() if response.location else None
+        target = invalid = None
+        if location:
+            try:
+                target = self.policy.normalize(location, task.url)
+            except BadURL as exc:
+                invalid = str(exc)
+        outcome.state, outcome.reason, outcome.error = judge_redirect(
+            task.url, status, location, target, invalid
+        )
+        if target is None:
             return outcome
-        try:
-            target = self.policy.normalize(response.location.strip(), task.url)
-        except BadURL as exc:
-            outcome.error = f"redirect to an invalid URL ({exc}): {response.location[:200]}"
-            return outcome
-        outcome.state = State.REDIRECT
         outcome.redirect_to = target
-        if target == task.url:
-            outcome.state = State.BROKEN
-            outcome.error = "redirect loop: redirects to itself"
+        if outcome.reason is Reason.REDIRECT_LOOP:
             return outcome
-        unfollowed = unfollowed_redirect(target, task.url)
-        if unfollowed is not None:
-            outcome.state = State.BROKEN
-            outcome.error = unfollowed
         self._extend_site(task.url, target)
         action = self.policy.action(target)
         outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]
@@ -889,16 +864,6 @@ class Crawl:
         if not done.cancelled() and (error := done.exception()) is not None:
             self._fail(error)
 
-    def _follow_ghost(self, task: Task, outcome: Outcome) -> None:
-        """A page that was good before keeps its remembered links for --follow-ghost."""
-        if (
-            task.action is Action.PARSE
-            and task.links_at is not None
-            and task.last_good is not None
-            and time.time() - task.last_good <= self.settings.follow_ghost
-        ):
-            self._links_from_memory(task, outcome)
-
     async def _finish_redirects(self, pass_id: int) -> None:
         redirects = await self._call(self.store.redirects, pass_id)
         failures = redirect_failures({url: target for url, (_, target) in redirects.items()})
@@ -912,6 +877,7 @@ class Crawl:
                 error=reason,
                 redirect_to=redirects[url][1],
                 checked=False,
+                reason=Reason.REDIRECT_LOOP,
             )
             for url, reason in failures.items()
         ]

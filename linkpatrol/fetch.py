@@ -20,7 +20,7 @@ from linkpatrol import __version__
 from linkpatrol.addresses import AddressGuard
 from linkpatrol.config import SiteSettings
 from linkpatrol.local import serve_file
-from linkpatrol.model import HTML_TYPES, PAGE_TYPES
+from linkpatrol.model import HTML_TYPES, PAGE_TYPES, Reason
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 
@@ -42,6 +42,7 @@ class Response:
     method: str
     status: int | None = None
     error: str | None = None
+    reason: Reason | None = None  # what kind of failure left no status
     transient: bool = False
     reachable: bool = True
     content_type: str | None = None

@@ -35,10 +35,32 @@ class State(enum.StrEnum):
     UNCHECKED = "unchecked"
 
 
+class Reason(enum.StrEnum):
+    """Why a URL has its verdict, when it is not plainly good: carried with the verdict to
+    the memory and every report, so that no decision reads an error's text."""
+
+    HTTP_STATUS = "http-status"  # the server answered with a status judged broken or a warning
+    DNS = "dns"  # its host name does not resolve
+    CONNECTION = "connection"  # refused, reset, unreachable, or no answer that is HTTP
+    TLS = "tls"  # the certificate or the TLS handshake failed
+    TIMEOUT = "timeout"
+    REFUSED = "refused"  # not requested: a private address with --no-private, say
+    FILE = "file"  # a local file is missing or cannot be read
+    INVALID_URL = "invalid-url"
+    LIMIT = "limit"  # a limit (--max-urls, --max-depth, ...) left it unchecked
+    ROBOTS = "robots"  # robots.txt forbids it, or could not be read
+    MISSING_ANCHOR = "missing-anchor"
+    REDIRECT = "redirect"  # a redirect that leads nowhere a browser goes
+    REDIRECT_LOOP = "redirect-loop"  # a loop, or a chain of too many hops
+    PARSE_ERROR = "parse-error"  # the page could not be parsed within the limits
+    TOO_LARGE = "too-large"  # a page larger than --max-size, read in part
+
+
 # members by value, for reading the memory's rows: a dictionary look-up, where calling the
 # enum (Action("check")) runs Python code for each of a big report's rows
 ACTIONS: dict[str, Action] = {a.value: a for a in Action}
 STATES: dict[str, State] = {s.value: s for s in State}
+REASONS: dict[str, Reason] = {r.value: r for r in Reason}
 
 
 class ExitCode(enum.IntEnum):

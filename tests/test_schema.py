@@ -122,6 +122,15 @@ def test_a_read_only_schema_1_memory_is_refused_with_one_line_and_left_as_it_was
     assert _digest(old_memory) == before
 
 
+SCHEMA_6 = (("passes", "options"), ("passes", "sites"), ("urls", "reason"), ("history", "reason"))
+
+
+def back_to_schema_5(db: str) -> None:
+    """A memory as schema 5 had it: without the columns schema 6 adds."""
+    for table, column in SCHEMA_6:
+        memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
+
+
 @pytest.mark.backends
 def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> None:
     """The migration statements themselves, on SQLite and on PostgreSQL."""
@@ -137,8 +146,8 @@ def test_each_backend_migrates_a_memory_stripped_back_to_schema_1(db: str) -> No
         ("links", "fragment"),
         ("passes", "usage"),
         ("passes", "dropped"),
-        ("passes", "options"),
     )
+    back_to_schema_5(db)
     for table, column in added:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
     memory_write(db, "DROP TABLE plugin_fields")
@@ -165,7 +174,7 @@ def test_each_backend_brings_a_schema_2_memory_forward_to_keep_plugin_fields(db:
     store.close()
     memory_write(db, "DROP TABLE plugin_fields")
     memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
-    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
+    back_to_schema_5(db)
     memory_write(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
 
     reader = open_store(db, crawl=False)
@@ -212,7 +221,7 @@ def test_each_backend_brings_a_schema_3_memory_forward_to_claim_from_the_index_a
     memory_write(db, "DROP INDEX frontier_pick")
     memory_write(db, "CREATE INDEX frontier_pick ON frontier(pass_id, rnd)")
     memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
-    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
+    back_to_schema_5(db)
     memory_write(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
 
     store = open_store(db, crawl=True)
@@ -247,7 +256,7 @@ def test_each_backend_brings_a_schema_4_memory_forward_to_count_urls_dropped_fro
     store.seed(info.id, [(start, Action.PARSE)], 1_700_000_000.0)
     store.close()
     memory_write(db, "ALTER TABLE passes DROP COLUMN dropped")
-    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
+    back_to_schema_5(db)
     memory_write(db, "UPDATE meta SET value = '4' WHERE key = 'schema_version'")
 
     store = open_store(db, crawl=True)
@@ -276,9 +285,28 @@ def test_each_backend_brings_a_schema_5_memory_forward_to_keep_a_pass_s_report_o
     old = store.begin_pass([start], 1_700_000_000.0)
     store.end_run(old.id, 1.0, 1_700_000_001.0, True, None)
     store.close()
-    memory_write(db, "ALTER TABLE passes DROP COLUMN options")
+    back_to_schema_5(db)
     memory_write(db, "UPDATE meta SET value = '5' WHERE key = 'schema_version'")
 
+    kept = [  # verdicts as a schema 5 memory spelled them, and the reason each one has
+        ("broken", 404, "HTTP 404", "http-status"),
+        ("warning", 403, "HTTP 403", "http-status"),
+        ("broken", None, "invalid URL: bad port", "invalid-url"),
+        ("unchecked", None, "not checked: --max-urls limit of 8 URLs reached", "limit"),
+        ("unchecked", None, "not requested: 30 path segments, over --max-depth 20", "limit"),
+        ("broken", None, "redirect loop: redirects to itself", "redirect-loop"),
+        ("disallowed", None, "forbidden by robots.txt", "robots"),
+        ("broken", None, "file not found: docs/a.html", "file"),
+        ("broken", None, "connection refused", "connection"),
+        ("ok", 200, None, None),
+    ]
+    for n, (state, status, error, _) in enumerate(kept):
+        memory_write(
+            db,
+            "INSERT INTO urls(url, origin, action, state, http_status, error, first_seen) "
+            "VALUES(?, '', 'check', ?, ?, ?, 0)",
+            (f"http://127.0.0.1:9/{n}", state, status, error),
+        )
     options = ReportOptions(check_anchors=AnchorMode.ALL, report_after=3 * 86400.0)
     store = open_store(db, crawl=True)
     try:
@@ -289,6 +317,10 @@ def test_each_backend_brings_a_schema_5_memory_forward_to_keep_a_pass_s_report_o
         assert [p.options for p in store.passes(5)] == [None, options]
     finally:
         store.close()
+    reasons = memory_rows(db, "SELECT url, reason FROM urls WHERE url <> ?", (start,))
+    assert sorted(reasons) == sorted(
+        (f"http://127.0.0.1:9/{n}", reason) for n, (*_, reason) in enumerate(kept)
+    )
     assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (str(SCHEMA_VERSION),)
     ]

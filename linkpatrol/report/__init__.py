@@ -14,8 +14,8 @@ from urllib.parse import unquote
 from linkpatrol import __version__
 from linkpatrol.model import Action, FailOn, ReportOptions, State, StoreError
 from linkpatrol.policy import site_prefix
+from linkpatrol.rules import is_reportable
 from linkpatrol.store import Change, Part, PassInfo, Referrer, SlotUsage, Store, UrlRecord
-from linkpatrol.verdict import is_reportable
 
 if TYPE_CHECKING:
     from linkpatrol.report.json import Sharing

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from linkpatrol.model import Action, ReportOptions, State, StoreError
+from linkpatrol.model import Action, Reason, ReportOptions, State, StoreError
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +139,7 @@ class Outcome:
     good_links: bool = False
     response_ms: float | None = None  # how long the last request took, body included
     anchors: frozenset[str] | None = None  # ids and <a name>s of a page just parsed
+    reason: Reason | None = None  # why it has its verdict (None when good)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +175,7 @@ class UrlRecord:
     last_modified: str | None = None
     response_ms: float | None = None
     first_seen: float | None = None
+    reason: Reason | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +187,7 @@ class Change:
     state: State
     http_status: int | None
     error: str | None
+    reason: Reason | None = None
 
 
 @dataclass(frozen=True, slots=True)

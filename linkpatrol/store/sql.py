@@ -24,7 +24,16 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from linkpatrol.model import ACTIONS, STATES, Action, ReportOptions, State, StoreError
+from linkpatrol.model import (
+    ACTIONS,
+    REASONS,
+    STATES,
+    Action,
+    ReportOptions,
+    State,
+    StoreError,
+)
+from linkpatrol.rules import discovered, standing
 from linkpatrol.store import (
     Change,
     Discovered,
@@ -97,7 +106,8 @@ CREATE TABLE IF NOT EXISTS urls(
   links_at {real},
   referrer_id {int},
   response_ms {real},
-  anchors TEXT
+  anchors TEXT,
+  reason TEXT
 );
 CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
 CREATE TABLE IF NOT EXISTS links(
@@ -134,7 +144,8 @@ CREATE TABLE IF NOT EXISTS history(
   pass_id {int},
   state TEXT NOT NULL,
   http_status {int},
-  error TEXT
+  error TEXT,
+  reason TEXT
 );
 CREATE INDEX IF NOT EXISTS history_url ON history(url_id, at);
 CREATE TABLE IF NOT EXISTS workers(
@@ -163,6 +174,25 @@ FRONTIER_PICK = (
     "CREATE INDEX IF NOT EXISTS frontier_pick ON frontier(pass_id, rnd, lease_until, origin)"
 )
 
+# A verdict's reason, as a memory of schema 5 or older spelled it in its error's words
+_REASON_OF_ERROR = """CASE
+  WHEN error LIKE 'HTTP %' AND http_status IS NOT NULL THEN 'http-status'
+  WHEN error LIKE 'invalid URL: %' THEN 'invalid-url'
+  WHEN error LIKE 'not checked: %' OR error LIKE 'not requested: %' THEN 'limit'
+  WHEN error LIKE 'redirect loop%' OR error LIKE 'too many redirects%' THEN 'redirect-loop'
+  WHEN error LIKE 'redirect to %' OR error LIKE 'HTTP % redirect without%' THEN 'redirect'
+  WHEN error LIKE 'page larger than%' THEN 'too-large'
+  WHEN error LIKE 'parse%' OR error LIKE 'parser %' THEN 'parse-error'
+  WHEN state = 'disallowed' OR error LIKE 'robots.txt%' THEN 'robots'
+  WHEN error LIKE 'DNS%' OR error LIKE '%resolve%' THEN 'dns'
+  WHEN error LIKE '%timed out%' OR error LIKE '%timeout%' THEN 'timeout'
+  WHEN error LIKE '%certificate%' OR error LIKE 'TLS%' OR error LIKE 'SSL%' THEN 'tls'
+  WHEN error LIKE 'file not found%' OR error LIKE 'cannot read %' OR error LIKE 'folder without%'
+    OR error LIKE 'not a file under%' THEN 'file'
+  WHEN error LIKE 'refused%' OR error LIKE '%private%' THEN 'refused'
+  WHEN state = 'broken' THEN 'connection'
+END"""
+
 # What each schema version adds to the one before; a memory written by an older version is
 # brought forward, in one transaction, when it is next opened.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -183,7 +213,15 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         FRONTIER_PICK,
     ),
     5: ("ALTER TABLE passes ADD COLUMN dropped {int} NOT NULL DEFAULT 0",),
-    6: ("ALTER TABLE passes ADD COLUMN options TEXT", "ALTER TABLE passes ADD COLUMN sites TEXT"),
+    6: (
+        "ALTER TABLE passes ADD COLUMN options TEXT",
+        "ALTER TABLE passes ADD COLUMN sites TEXT",
+        "ALTER TABLE urls ADD COLUMN reason TEXT",
+        "ALTER TABLE history ADD COLUMN reason TEXT",
+        # the reasons of the verdicts kept so far, read once from their words
+        f"UPDATE urls SET reason = {_REASON_OF_ERROR} WHERE error IS NOT NULL",
+        f"UPDATE history SET reason = {_REASON_OF_ERROR} WHERE error IS NOT NULL",
+    ),
 }
 
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
@@ -194,11 +232,11 @@ LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
 SEEN_KEPT = 50_000
 _NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
 # the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
-# http_status, error, content_type; links_unchanged (then base_url is kept), base_url,
+# http_status, error, reason, content_type; links_unchanged (then base_url is kept), base_url,
 # redirect_to; last_modified, etag, last_checked, last_good, failing_since; done_pass,
 # links_pass, links_at, response_ms, anchors
 _OUTCOME_KINDS = (
-    *("text", "text", "int", "text", "text"),
+    *("text", "text", "int", "text", "text", "text"),
     *("bool", "text", "text"),
     *("text", "text", "real", "real", "real"),
     *("int", "int", "real", "real", "text"),
@@ -211,6 +249,7 @@ _HISTORY_COLUMNS = (
     ("state", "text"),
     ("http_status", "int"),
     ("error", "text"),
+    ("reason", "text"),
 )
 _PASS_COLUMNS = (
     "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
@@ -358,7 +397,7 @@ class Session(Protocol):
 
 _URL_COLUMNS = (
     "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
-    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen"
+    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen, reason"
 )
 
 
@@ -402,6 +441,7 @@ def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
         last_modified=row[12],
         response_ms=row[13],
         first_seen=row[14],
+        reason=REASONS[row[15]] if row[15] else None,
     )
 
 
@@ -751,9 +791,7 @@ class SqlStore(ABC):
             known = tuple(json.loads(row[0])) if row and row[0] else ()
             grown = tuple(dict.fromkeys((*known, *prefixes)))
             if grown != known:
-                s.execute(
-                    "UPDATE passes SET sites = ? WHERE id = ?", (json.dumps(grown), pass_id)
-                )
+                s.execute("UPDATE passes SET sites = ? WHERE id = ?", (json.dumps(grown), pass_id))
         return grown
 
     def sites(self, pass_id: int) -> tuple[str, ...]:
@@ -1007,7 +1045,7 @@ class SqlStore(ABC):
             condition, values = d.member_url(chunk)
             for url_id, url, seen, error in s.execute(
                 "SELECT id, url, seen_pass, CASE WHEN state = 'broken' AND http_status IS NULL "
-                "AND last_good IS NULL AND error LIKE 'invalid URL: %' THEN error END "
+                "AND last_good IS NULL AND reason = 'invalid-url' THEN error END "
                 f"FROM urls WHERE {condition}",
                 values,
             ):
@@ -1039,26 +1077,25 @@ class SqlStore(ABC):
                 found, referrer = targets[url]
                 url_id = ids[url][0]
                 marked.append((pass_id, found.action.value, referrer, url_id))
-                if found.invalid is not None or url in invalid:
-                    reason = f"invalid URL: {found.invalid}" if found.invalid else invalid[url]
-                    settled.append((State.BROKEN.value, reason, now, pass_id, url_id))
-                elif found.action is Action.RECORD:
-                    settled.append((State.UNCHECKED.value, None, None, pass_id, url_id))
-                elif max_urls and seen >= max_urls:
-                    reason = f"not checked: --max-urls limit of {max_urls} URLs reached"
-                    settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
-                elif (
-                    max_similar
-                    and (pattern := similar_pattern(url)) is not None
-                    and (similar := self._pattern_count(s, pass_id, pattern, counted))
-                    >= max_similar
-                ):
-                    reason = (
-                        f"not checked: --max-similar limit of {max_similar} URLs like {pattern}"
+                why = f"invalid URL: {found.invalid}" if found.invalid is not None else None
+                why = why or invalid.get(url)
+                pattern = None
+                similar = 0
+                if max_similar and why is None and not (max_urls and seen >= max_urls):
+                    pattern = similar_pattern(url)
+                    if pattern is not None:
+                        similar = self._pattern_count(s, pass_id, pattern, counted)
+                verdict = discovered(
+                    found.action, why, seen, max_urls, pattern, similar, max_similar
+                )
+                if verdict is not None:
+                    state, reason, error = verdict
+                    checked = now if state is State.BROKEN else None
+                    settled.append(
+                        (state.value, error, reason and reason.value, checked, pass_id, url_id)
                     )
-                    settled.append((State.UNCHECKED.value, reason, None, pass_id, url_id))
                 else:
-                    if max_similar and pattern is not None:
+                    if pattern is not None:
                         counted[pattern] = similar + 1
                     origin = _origin_of(url)
                     queued.append((url_id, pass_id, origin, random.getrandbits(62)))
@@ -1071,9 +1108,9 @@ class SqlStore(ABC):
             if settled:
                 s.update_many(
                     "urls",
-                    "state = ?, error = ?, http_status = NULL, "
+                    "state = ?, error = ?, reason = ?, http_status = NULL, "
                     "last_checked = coalesce(?, last_checked), done_pass = ?",
-                    ("text", "text", "real", "int"),
+                    ("text", "text", "text", "real", "int"),
                     settled,
                 )
             if queued:
@@ -1148,8 +1185,6 @@ class SqlStore(ABC):
             replaced: list[int] = []
             new_links: list[tuple[int, int, int | None, str | None]] = []
             requests, requested, parsed = extra_requests, 0, 0
-            # once: each look-up on an Enum class is a call of its __getattr__
-            ok, redirect, broken = State.OK, State.REDIRECT, State.BROKEN
             for o in outcomes:
                 requests += o.requests
                 requested += o.fetched
@@ -1160,15 +1195,20 @@ class SqlStore(ABC):
                 _, old_state, last_good, failing_since, old_status = previous.get(
                     o.url_id, (o.url_id, None, None, None, None)
                 )
+                reason = o.reason.value if o.reason is not None else None
                 if o.checked:
-                    if o.state is ok or o.state is redirect:
-                        last_good = now
-                    failing_since = (failing_since or now) if o.state is broken else None
-                    if old_state != o.state.value or (
-                        o.state is broken and old_status != o.http_status
-                    ):
+                    last_good, failing_since, changed = standing(
+                        STATES[old_state] if old_state else None,
+                        old_status,
+                        last_good,
+                        failing_since,
+                        o.state,
+                        o.http_status,
+                        now,
+                    )
+                    if changed:
                         history.append(
-                            (o.url_id, now, pass_id, o.state.value, o.http_status, o.error)
+                            (o.url_id, now, pass_id, o.state.value, o.http_status, o.error, reason)
                         )
                 has_links = o.links is not None
                 updates.append(
@@ -1177,6 +1217,7 @@ class SqlStore(ABC):
                         o.state.value,
                         o.http_status,
                         o.error,
+                        reason,
                         o.content_type,
                         o.links_unchanged,
                         o.base_url,
@@ -1204,7 +1245,7 @@ class SqlStore(ABC):
             if updates:
                 s.update_many(
                     "urls",
-                    "action = ?, state = ?, http_status = ?, error = ?, "
+                    "action = ?, state = ?, http_status = ?, error = ?, reason = ?, "
                     "content_type = ?, base_url = CASE WHEN ? THEN base_url ELSE ? END, "
                     "redirect_to = ?, "
                     "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
@@ -1421,13 +1462,13 @@ class SqlStore(ABC):
         with self._read() as s:
             for chunk in d.chunks(list(url_ids)):
                 condition, values = d.member("url_id", chunk)
-                for url_id, at, pass_id, state, status, error in s.execute(
-                    "SELECT url_id, at, pass_id, state, http_status, error FROM history "
+                for url_id, at, pass_id, state, status, error, reason in s.execute(
+                    "SELECT url_id, at, pass_id, state, http_status, error, reason FROM history "
                     f"WHERE {condition} ORDER BY url_id, at",
                     values,
                 ):
                     found.setdefault(url_id, []).append(
-                        Change(at, pass_id, STATES[state], status, error)
+                        Change(at, pass_id, STATES[state], status, error, REASONS.get(reason or ""))
                     )
         return found
 
@@ -1458,7 +1499,7 @@ class SqlStore(ABC):
                     "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
                     f"AND {_NOT_WITHIN} "
                     f"ORDER BY s.url{d.binary_text}, l.line{d.nulls_first}",
-                    (found[0], found[15]),
+                    (found[0], found[-1]),
                 )
             ]
         return _url_record(found, referrers)

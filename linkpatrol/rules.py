@@ -1,0 +1,359 @@
+"""The rule book: what becomes of a URL, decided by pure functions over plain data.
+
+The engine asks and carries out, the memory writes, and these rules decide: whether a
+claimed URL is requested at all, how it is requested, what an answer means for the link,
+what the memory keeps of its standing, and which discovered URLs a limit holds back. No
+rule does I/O or reads the settings whole: each takes the few facts it needs and a
+:class:`RuleOptions`, so every rule is tested as a table, without a server.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from linkpatrol.model import Action, AnchorMode, Reason, State
+from linkpatrol.store import Task
+from linkpatrol.urls import scheme
+
+MAX_REDIRECT_HOPS = 10
+# answers that mean "this server refuses robots" rather than "this link is gone"
+DEFAULT_WARN = frozenset({401, 403, 429, 999})
+# schemes no browser follows a redirect to: a link redirecting there is dead for everyone
+UNFOLLOWED_REDIRECT_SCHEMES = frozenset(
+    {"javascript", "data", "file", "about", "blob", "filesystem", "view-source"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOptions:
+    """The settings the rules read, and nothing else."""
+
+    accept: frozenset[int] = frozenset()  # statuses that are also ok
+    warn: frozenset[int] = frozenset()  # statuses that are warnings
+    broken: frozenset[int] = frozenset()  # statuses that are broken
+    recheck_good: float = 0.0  # seconds a good verdict is trusted without a request
+    follow_ghost: float = 7 * 86400.0  # seconds a failing page's links are still followed
+    max_size: int = 10 * 1024 * 1024  # bytes of a page read
+    check_anchors: AnchorMode = AnchorMode.OFF
+
+
+class Verdict(NamedTuple):
+    """A URL's verdict and why: the reason and the words for people (None when good)."""
+
+    state: State
+    reason: Reason | None = None
+    error: str | None = None
+
+
+# ---- admission: a URL claimed from the frontier ---------------------------------------
+
+
+class Admission(enum.Enum):
+    """What becomes of a URL claimed from the frontier, before any request."""
+
+    DROP = "drop"  # ignored: left out of the pass, not even listed
+    RECORD = "record"  # kept in the cross-reference, never requested
+    LIMITED = "limited"  # a limit keeps it from being requested
+    TRUST = "trust"  # found good recently: its verdict (and a page's links) stand
+    REQUEST = "request"
+
+
+def admit(
+    action: Action, limited: str | None, task: Task, now: float, options: RuleOptions
+) -> Admission:
+    """Decide a claimed URL whose action is decided afresh as ``action``; ``limited`` says
+    why a crawler-trap guard holds it back, if one does."""
+    if action is Action.IGNORE:
+        return Admission.DROP
+    if action is Action.RECORD:
+        return Admission.RECORD
+    if limited is not None:
+        return Admission.LIMITED
+    if (
+        options.recheck_good > 0
+        and task.state in (State.OK, State.REDIRECT)
+        and task.last_good is not None
+        and now - task.last_good < options.recheck_good
+    ):
+        return Admission.TRUST
+    return Admission.REQUEST
+
+
+# ---- the request plan ----------------------------------------------------------------
+
+
+class Plan(NamedTuple):
+    """How a URL is requested first."""
+
+    method: str
+    conditional: bool  # If-None-Match / If-Modified-Since from what the memory knows
+    want_body: bool
+    purpose: str  # what the log adds to the action ("" or "; for its anchors")
+
+
+def wants_anchors(url: str, mode: AnchorMode) -> bool:
+    """A page only checked is read for its anchors: a local file whenever anchors are
+    checked, an outside page with --check-anchors=all."""
+    return mode is AnchorMode.ALL or (mode is AnchorMode.SITE and url.startswith("file:"))
+
+
+def plan(action: Action, url: str, options: RuleOptions) -> Plan:
+    """A page to parse is read whole, conditionally; a page read for its anchors whole and
+    unconditionally (a page only checked before has no anchors in the memory); anything
+    else is asked for with HEAD, conditionally."""
+    if action is Action.PARSE:
+        return Plan("GET", True, True, "")
+    if wants_anchors(url, options.check_anchors):
+        return Plan("GET", False, True, "; for its anchors")
+    return Plan("HEAD", True, False, "")
+
+
+def get_after_head(status: int | None, reachable: bool, transient: bool) -> bool:
+    """HEAD refused or broken: worth a GET (many servers answer HEAD wrongly), unless the
+    server asked us to slow down or could not be reached at all."""
+    if status is not None:
+        return status >= 400 and status != 429
+    return reachable and not transient
+
+
+def request_headers(task: Task, conditional: bool) -> dict[str, str]:
+    """The Referer naming a page that links to the URL, and, on a conditional request of a
+    URL that answered well before, the validators it answered with."""
+    headers: dict[str, str] = {}
+    if task.referrer:
+        headers["Referer"] = task.referrer
+    if conditional and task.state in (State.OK, State.REDIRECT, State.WARNING):
+        if task.etag:
+            headers["If-None-Match"] = task.etag
+        if task.last_modified:
+            headers["If-Modified-Since"] = task.last_modified
+    return headers
+
+
+# ---- judging an answer -----------------------------------------------------------------
+
+
+def judge_status(status: int, options: RuleOptions) -> State:
+    """The verdict for an HTTP status: the user's lists (broken, warn, accept) win over
+    the defaults."""
+    if status in options.broken:
+        return State.BROKEN
+    if status in options.warn:
+        return State.WARNING
+    if status in options.accept:
+        return State.OK
+    if 200 <= status < 300 or status == 304:
+        return State.OK
+    if 300 <= status < 400:
+        return State.REDIRECT
+    if status in DEFAULT_WARN:
+        return State.WARNING
+    if status >= 400:
+        return State.BROKEN
+    return State.WARNING
+
+
+class Judgement(NamedTuple):
+    """What an answer means for a URL, and what the engine does next."""
+
+    verdict: Verdict
+    unchanged: bool = False  # 304: the URL is what it was (type, status, a page's links)
+    redirect: bool = False  # a redirect: judged by judge_redirect
+    parse: bool = False  # the body goes to a parse worker
+    ghost: bool = False  # a failing page: its remembered links may still be followed
+
+
+def judge(
+    status: int | None,
+    failure: Verdict | None,
+    page_body: bool,
+    options: RuleOptions,
+) -> Judgement:
+    """An answer: its HTTP ``status``, or the ``failure`` that left none; ``page_body``
+    when it carried a page (HTML or Markdown) to read."""
+    if status is None:
+        verdict = failure or Verdict(State.BROKEN, Reason.CONNECTION, "no answer")
+        return Judgement(verdict, ghost=verdict.state is State.BROKEN)
+    if status == 304:
+        return Judgement(Verdict(State.OK), unchanged=True)
+    if 300 <= status < 400:
+        return Judgement(Verdict(State.REDIRECT), redirect=True)
+    state = judge_status(status, options)
+    if state is State.BROKEN or state is State.WARNING:
+        verdict = Verdict(state, Reason.HTTP_STATUS, f"HTTP {status}")
+        return Judgement(verdict, ghost=state is State.BROKEN)
+    return Judgement(Verdict(state), parse=page_body)
+
+
+def judge_page(state: State, truncated: bool, options: RuleOptions) -> Verdict:
+    """A page read and parsed: a page cut at --max-size is a warning, as its links past the
+    cut are not checked."""
+    if truncated:
+        limit = options.max_size
+        error = f"page larger than --max-size ({limit} bytes)"
+        return Verdict(State.WARNING, Reason.TOO_LARGE, error)
+    return Verdict(state)
+
+
+def parse_failed(message: str) -> Verdict:
+    """A page its parse workers could not read within the limits."""
+    return Verdict(State.BROKEN, Reason.PARSE_ERROR, message)
+
+
+def unchanged_status(task: Task) -> int | None:
+    """A 304's status as the memory shows it: the status it had when it was good."""
+    return task.http_status if task.state is State.OK and task.http_status else None
+
+
+def follows_ghost(task: Task, now: float, options: RuleOptions) -> bool:
+    """A page that fails now, but was good within --follow-ghost, keeps its remembered
+    links: one broken index page does not hide the rest of the site."""
+    return (
+        task.action is Action.PARSE
+        and task.links_at is not None
+        and task.last_good is not None
+        and now - task.last_good <= options.follow_ghost
+    )
+
+
+def unfollowed_redirect(target: str, source: str = "") -> str | None:
+    """Why a browser would not follow a redirect to ``target``; None if it would.
+
+    A local folder's redirect to its ``/`` form stays among local files, where a
+    browser goes too."""
+    name = scheme(target)
+    if name in UNFOLLOWED_REDIRECT_SCHEMES and scheme(source) != name:
+        return f"redirect to a {name}: URL, which browsers do not follow"
+    return None
+
+
+def judge_redirect(
+    url: str, status: int, location: str | None, target: str | None, invalid: str | None
+) -> Verdict:
+    """A redirect of ``url`` (with ``status``) to ``location``, which canonicalizes to
+    ``target``, or is no URL for the reason ``invalid``."""
+    if not location:
+        return Verdict(
+            State.BROKEN, Reason.REDIRECT, f"HTTP {status} redirect without a Location header"
+        )
+    if target is None:
+        error = f"redirect to an invalid URL ({invalid}): {location[:200]}"
+        return Verdict(State.BROKEN, Reason.REDIRECT, error)
+    if target == url:
+        return Verdict(State.BROKEN, Reason.REDIRECT_LOOP, "redirect loop: redirects to itself")
+    unfollowed = unfollowed_redirect(target, url)
+    if unfollowed is not None:
+        return Verdict(State.BROKEN, Reason.REDIRECT, unfollowed)
+    return Verdict(State.REDIRECT)
+
+
+def redirect_failures(redirects: dict[str, str]) -> dict[str, str]:
+    """Redirecting URLs whose chain loops or runs longer than ten hops, with the reason.
+
+    ``redirects`` maps each redirecting URL of the pass to its target.
+    """
+    failures: dict[str, str] = {}
+    for start in redirects:
+        chain = [start]
+        seen = {start}
+        target = redirects[start]
+        while target in redirects:
+            if target in seen:
+                failures[start] = "redirect loop: " + " -> ".join([*chain, target])
+                break
+            chain.append(target)
+            seen.add(target)
+            if len(chain) > MAX_REDIRECT_HOPS:
+                failures[start] = f"too many redirects (more than {MAX_REDIRECT_HOPS} hops)"
+                break
+            target = redirects[target]
+    return failures
+
+
+def robots_verdict(unreachable: bool, error: str | None, denial: str | None) -> Verdict | None:
+    """What robots.txt says of a URL: a host whose robots.txt could not be read is
+    broken (nothing of it is requested), a URL it forbids is disallowed; None: go on."""
+    if unreachable:
+        return Verdict(State.BROKEN, Reason.ROBOTS, error)
+    if denial is not None:
+        return Verdict(State.DISALLOWED, Reason.ROBOTS, denial)
+    return None
+
+
+# ---- discovered URLs and their limits ---------------------------------------------------
+
+
+def discovered(
+    action: Action,
+    invalid: str | None,
+    seen: int,
+    max_urls: int,
+    pattern: str | None,
+    similar: int,
+    max_similar: int,
+) -> Verdict | None:
+    """A URL new to the pass: settled at once (invalid, only recorded, or held back by a
+    limit), or None to queue it. ``invalid`` says why it is no URL (as linked now, or as
+    found before); ``seen`` counts the pass's URLs so far, ``similar`` those of its
+    ``pattern`` (None when it has no number-only segment)."""
+    if invalid is not None:
+        return Verdict(State.BROKEN, Reason.INVALID_URL, invalid)
+    if action is Action.RECORD:
+        return Verdict(State.UNCHECKED)
+    if max_urls and seen >= max_urls:
+        error = f"not checked: --max-urls limit of {max_urls} URLs reached"
+        return Verdict(State.UNCHECKED, Reason.LIMIT, error)
+    if max_similar and pattern is not None and similar >= max_similar:
+        error = f"not checked: --max-similar limit of {max_similar} URLs like {pattern}"
+        return Verdict(State.UNCHECKED, Reason.LIMIT, error)
+    return None
+
+
+# ---- the standing the memory keeps -----------------------------------------------------
+
+
+class Standing(NamedTuple):
+    """What the memory keeps of a URL's health across passes."""
+
+    last_good: float | None
+    failing_since: float | None
+    changed: bool  # a change of verdict, kept in its history
+
+
+def standing(
+    before: State | None,
+    status_before: int | None,
+    last_good: float | None,
+    failing_since: float | None,
+    after: State,
+    status: int | None,
+    now: float,
+) -> Standing:
+    """A URL checked now: good (ok, or a redirect) makes it last good now; broken keeps
+    the moment it started failing; a new verdict, or a broken one with another status, is a
+    change for its history."""
+    if after is State.OK or after is State.REDIRECT:
+        last_good = now
+    failing_since = (failing_since or now) if after is State.BROKEN else None
+    changed = before is not after or (after is State.BROKEN and status_before != status)
+    return Standing(last_good, failing_since, changed)
+
+
+def is_reportable(
+    state: State,
+    last_checked: float | None,
+    last_good: float | None,
+    failing_since: float | None,
+    report_after: float,
+) -> bool:
+    """A broken URL counts once it has failed for longer than --report-after since it was good."""
+    if state is not State.BROKEN:
+        return False
+    if report_after <= 0:
+        return True
+    since = last_good if last_good is not None else failing_since
+    if since is None or last_checked is None:
+        return True
+    return last_checked - since > report_after

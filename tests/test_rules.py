@@ -1,0 +1,377 @@
+"""The rule book as tables: every decision about a URL, without a server or a process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from linkpatrol.model import Action, AnchorMode, Reason, State
+from linkpatrol.rules import (
+    Admission,
+    Plan,
+    RuleOptions,
+    Verdict,
+    admit,
+    discovered,
+    follows_ghost,
+    get_after_head,
+    is_reportable,
+    judge,
+    judge_page,
+    judge_redirect,
+    judge_status,
+    parse_failed,
+    plan,
+    redirect_failures,
+    request_headers,
+    robots_verdict,
+    standing,
+    unchanged_status,
+    unfollowed_redirect,
+)
+from linkpatrol.store import Task
+
+NOW = 1_800_000_000.0
+DAY = 86400.0
+U = "http://h.test/page"
+
+
+def task(**fields: Any) -> Task:
+    """A claimed URL with what the memory knows of it (nothing, unless given)."""
+    values: dict[str, Any] = dict(
+        url_id=1,
+        url=U,
+        origin="http://h.test",
+        action=Action.CHECK,
+        state=None,
+        http_status=None,
+        error=None,
+        content_type=None,
+        last_checked=None,
+        last_good=None,
+        links_at=None,
+        etag=None,
+        last_modified=None,
+        referrer=None,
+    )
+    values.update(fields)
+    return Task(**values)
+
+
+# ---- admission -------------------------------------------------------------------------
+
+RECHECK = RuleOptions(recheck_good=DAY)
+
+
+@pytest.mark.parametrize(
+    ("action", "limited", "known", "options", "admitted"),
+    [
+        (Action.IGNORE, None, {}, RuleOptions(), Admission.DROP),
+        (Action.RECORD, None, {}, RuleOptions(), Admission.RECORD),
+        (Action.CHECK, "not requested: 30 path segments", {}, RuleOptions(), Admission.LIMITED),
+        (Action.PARSE, "not requested: user name", {}, RuleOptions(), Admission.LIMITED),
+        (Action.CHECK, None, {}, RuleOptions(), Admission.REQUEST),
+        (Action.PARSE, None, {}, RuleOptions(), Admission.REQUEST),
+        # a recent good verdict is trusted only with --recheck-good
+        (Action.CHECK, None, {"state": State.OK, "last_good": NOW - 60}, RuleOptions(), Admission.REQUEST),
+        (Action.CHECK, None, {"state": State.OK, "last_good": NOW - 60}, RECHECK, Admission.TRUST),
+        (Action.PARSE, None, {"state": State.REDIRECT, "last_good": NOW - 60}, RECHECK, Admission.TRUST),
+        (Action.CHECK, None, {"state": State.OK, "last_good": NOW - 2 * DAY}, RECHECK, Admission.REQUEST),
+        (Action.CHECK, None, {"state": State.BROKEN, "last_good": NOW - 60}, RECHECK, Admission.REQUEST),
+        (Action.CHECK, None, {"state": State.WARNING, "last_good": NOW - 60}, RECHECK, Admission.REQUEST),
+        (Action.CHECK, None, {"state": State.OK, "last_good": None}, RECHECK, Admission.REQUEST),
+        # a limit wins over trust; an ignored URL is dropped whatever it was
+        (Action.CHECK, "not requested: depth", {"state": State.OK, "last_good": NOW}, RECHECK, Admission.LIMITED),
+        (Action.IGNORE, None, {"state": State.OK, "last_good": NOW}, RECHECK, Admission.DROP),
+    ],
+)  # fmt: skip
+def test_admission(
+    action: Action,
+    limited: str | None,
+    known: dict[str, Any],
+    options: RuleOptions,
+    admitted: Admission,
+) -> None:
+    assert admit(action, limited, task(**known), NOW, options) is admitted
+
+
+# ---- the request plan --------------------------------------------------------------------
+
+SITE_ANCHORS = RuleOptions(check_anchors=AnchorMode.SITE)
+ALL_ANCHORS = RuleOptions(check_anchors=AnchorMode.ALL)
+
+
+@pytest.mark.parametrize(
+    ("action", "url", "options", "planned"),
+    [
+        (Action.PARSE, U, RuleOptions(), Plan("GET", True, True, "")),
+        (Action.CHECK, U, RuleOptions(), Plan("HEAD", True, False, "")),
+        (Action.CHECK, U, SITE_ANCHORS, Plan("HEAD", True, False, "")),
+        (Action.CHECK, U, ALL_ANCHORS, Plan("GET", False, True, "; for its anchors")),
+        (Action.CHECK, "file:///d/a.html", SITE_ANCHORS, Plan("GET", False, True, "; for its anchors")),
+        (Action.CHECK, "file:///d/a.html", RuleOptions(), Plan("HEAD", True, False, "")),
+        (Action.PARSE, U, ALL_ANCHORS, Plan("GET", True, True, "")),
+    ],
+)  # fmt: skip
+def test_request_plan(action: Action, url: str, options: RuleOptions, planned: Plan) -> None:
+    assert plan(action, url, options) == planned
+
+
+@pytest.mark.parametrize(
+    ("status", "reachable", "transient", "again"),
+    [
+        (405, True, False, True),  # HEAD not allowed: many servers answer HEAD wrongly
+        (404, True, False, True),
+        (500, True, False, True),
+        (429, True, False, False),  # asked to slow down: a GET would not help
+        (200, True, False, False),
+        (301, True, False, False),
+        (None, True, False, True),  # the connection broke on HEAD
+        (None, True, True, False),  # a time-out: the retries already tried
+        (None, False, False, False),  # no such host: a GET finds none either
+    ],
+)
+def test_get_after_a_failed_head(
+    status: int | None, reachable: bool, transient: bool, again: bool
+) -> None:
+    assert get_after_head(status, reachable, transient) is again
+
+
+@pytest.mark.parametrize(
+    ("known", "conditional", "headers"),
+    [
+        ({}, True, {}),
+        ({"referrer": "http://h.test/"}, False, {"Referer": "http://h.test/"}),
+        ({"state": State.OK, "etag": '"x"'}, True, {"If-None-Match": '"x"'}),
+        ({"state": State.OK, "etag": '"x"'}, False, {}),
+        ({"state": State.WARNING, "last_modified": "Tue, 1 Dec 2026"}, True, {"If-Modified-Since": "Tue, 1 Dec 2026"}),
+        ({"state": State.BROKEN, "etag": '"x"'}, True, {}),  # a broken answer is not reused
+        ({"state": None, "etag": '"x"'}, True, {}),
+    ],
+)  # fmt: skip
+def test_request_headers(known: dict[str, Any], conditional: bool, headers: dict[str, str]) -> None:
+    assert request_headers(task(**known), conditional) == headers
+
+
+# ---- judging an answer -----------------------------------------------------------------
+
+LISTS = RuleOptions(accept=frozenset({403}), warn=frozenset({404}), broken=frozenset({200}))
+
+
+@pytest.mark.parametrize(
+    ("status", "options", "state"),
+    [
+        (200, RuleOptions(), State.OK),
+        (204, RuleOptions(), State.OK),
+        (304, RuleOptions(), State.OK),
+        (301, RuleOptions(), State.REDIRECT),
+        (308, RuleOptions(), State.REDIRECT),
+        (401, RuleOptions(), State.WARNING),
+        (403, RuleOptions(), State.WARNING),
+        (429, RuleOptions(), State.WARNING),
+        (999, RuleOptions(), State.WARNING),
+        (404, RuleOptions(), State.BROKEN),
+        (410, RuleOptions(), State.BROKEN),
+        (500, RuleOptions(), State.BROKEN),
+        (102, RuleOptions(), State.WARNING),
+        # the user's lists win: broken over warn over accept
+        (403, LISTS, State.OK),
+        (404, LISTS, State.WARNING),
+        (200, LISTS, State.BROKEN),
+    ],
+)
+def test_status(status: int, options: RuleOptions, state: State) -> None:
+    assert judge_status(status, options) is state
+
+
+TIMED_OUT = Verdict(State.BROKEN, Reason.TIMEOUT, "timed out after 15s")
+
+
+@pytest.mark.parametrize(
+    ("status", "failure", "page", "verdict", "flags"),
+    [
+        (200, None, True, Verdict(State.OK), {"parse"}),
+        (200, None, False, Verdict(State.OK), set()),
+        (304, None, False, Verdict(State.OK), {"unchanged"}),
+        (301, None, False, Verdict(State.REDIRECT), {"redirect"}),
+        (404, None, True, Verdict(State.BROKEN, Reason.HTTP_STATUS, "HTTP 404"), {"ghost"}),
+        (403, None, True, Verdict(State.WARNING, Reason.HTTP_STATUS, "HTTP 403"), set()),
+        (None, TIMED_OUT, False, TIMED_OUT, {"ghost"}),
+        (None, None, False, Verdict(State.BROKEN, Reason.CONNECTION, "no answer"), {"ghost"}),
+    ],
+)
+def test_judging_an_answer(
+    status: int | None, failure: Verdict | None, page: bool, verdict: Verdict, flags: set[str]
+) -> None:
+    judged = judge(status, failure, page, RuleOptions())
+    assert judged.verdict == verdict
+    shown = {name for name in ("unchanged", "redirect", "parse", "ghost") if getattr(judged, name)}
+    assert shown == flags
+
+
+def test_a_page_cut_at_max_size_is_a_warning_and_a_parse_failure_broken() -> None:
+    options = RuleOptions(max_size=1024)
+    assert judge_page(State.OK, False, options) == Verdict(State.OK)
+    assert judge_page(State.OK, True, options) == Verdict(
+        State.WARNING, Reason.TOO_LARGE, "page larger than --max-size (1024 bytes)"
+    )
+    assert parse_failed("parse timeout after 30s") == Verdict(
+        State.BROKEN, Reason.PARSE_ERROR, "parse timeout after 30s"
+    )
+
+
+@pytest.mark.parametrize(
+    ("known", "status"),
+    [
+        ({"state": State.OK, "http_status": 200}, 200),
+        ({"state": State.OK, "http_status": None}, None),
+        ({"state": State.WARNING, "http_status": 403}, None),
+    ],
+)
+def test_an_unchanged_url_keeps_its_good_status(known: dict[str, Any], status: int | None) -> None:
+    assert unchanged_status(task(**known)) == status
+
+
+@pytest.mark.parametrize(
+    ("known", "now", "follows"),
+    [
+        ({"action": Action.PARSE, "links_at": NOW - DAY, "last_good": NOW - DAY}, NOW, True),
+        ({"action": Action.PARSE, "links_at": NOW - DAY, "last_good": NOW - 8 * DAY}, NOW, False),
+        ({"action": Action.PARSE, "links_at": None, "last_good": NOW - DAY}, NOW, False),
+        ({"action": Action.PARSE, "links_at": NOW - DAY, "last_good": None}, NOW, False),
+        ({"action": Action.CHECK, "links_at": NOW - DAY, "last_good": NOW - DAY}, NOW, False),
+    ],
+)
+def test_ghost_links_of_a_failing_page(known: dict[str, Any], now: float, follows: bool) -> None:
+    assert follows_ghost(task(**known), now, RuleOptions()) is follows
+
+
+@pytest.mark.parametrize(
+    ("location", "target", "invalid", "verdict"),
+    [
+        ("/new", "http://h.test/new", None, Verdict(State.REDIRECT)),
+        (None, None, None, Verdict(State.BROKEN, Reason.REDIRECT, "HTTP 301 redirect without a Location header")),
+        ("http://[x", None, "bad host", Verdict(State.BROKEN, Reason.REDIRECT, "redirect to an invalid URL (bad host): http://[x")),
+        ("/page", U, None, Verdict(State.BROKEN, Reason.REDIRECT_LOOP, "redirect loop: redirects to itself")),
+        ("javascript:go()", "javascript:go()", None, Verdict(State.BROKEN, Reason.REDIRECT, "redirect to a javascript: URL, which browsers do not follow")),
+        ("data:,x", "data:,x", None, Verdict(State.BROKEN, Reason.REDIRECT, "redirect to a data: URL, which browsers do not follow")),
+    ],
+)  # fmt: skip
+def test_judging_a_redirect(
+    location: str | None, target: str | None, invalid: str | None, verdict: Verdict
+) -> None:
+    assert judge_redirect(U, 301, location, target, invalid) == verdict
+
+
+def test_a_local_folder_redirect_stays_among_local_files() -> None:
+    assert unfollowed_redirect("file:///d/sub/", "file:///d/sub") is None
+    assert unfollowed_redirect("file:///etc/passwd", "http://h.test/") is not None
+
+
+@pytest.mark.parametrize(
+    ("redirects", "failures"),
+    [
+        ({"a": "b", "b": "c"}, {}),
+        ({"a": "b", "b": "a"}, {"a": "redirect loop: a -> b -> a", "b": "redirect loop: b -> a -> b"}),
+        ({f"u{n}": f"u{n + 1}" for n in range(12)}, {"u0": "too many redirects (more than 10 hops)", "u1": "too many redirects (more than 10 hops)"}),
+    ],
+)  # fmt: skip
+def test_redirect_chains(redirects: dict[str, str], failures: dict[str, str]) -> None:
+    assert redirect_failures(redirects) == failures
+
+
+@pytest.mark.parametrize(
+    ("unreachable", "error", "denial", "verdict"),
+    [
+        (False, None, None, None),
+        (False, None, "forbidden by robots.txt", Verdict(State.DISALLOWED, Reason.ROBOTS, "forbidden by robots.txt")),
+        (True, "robots.txt: connection refused", None, Verdict(State.BROKEN, Reason.ROBOTS, "robots.txt: connection refused")),
+    ],
+)  # fmt: skip
+def test_robots(
+    unreachable: bool, error: str | None, denial: str | None, verdict: Verdict | None
+) -> None:
+    assert robots_verdict(unreachable, error, denial) == verdict
+
+
+# ---- discovered URLs and their limits --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "invalid", "seen", "max_urls", "similar", "max_similar", "verdict"),
+    [
+        (Action.CHECK, None, 10, 100, 0, 0, None),
+        (Action.PARSE, None, 99, 100, 0, 0, None),
+        (Action.CHECK, "invalid URL: bad port", 10, 100, 0, 0, Verdict(State.BROKEN, Reason.INVALID_URL, "invalid URL: bad port")),
+        (Action.RECORD, None, 10, 100, 0, 0, Verdict(State.UNCHECKED)),
+        (Action.RECORD, None, 100, 100, 0, 0, Verdict(State.UNCHECKED)),  # recorded, never held back
+        (Action.CHECK, None, 100, 100, 0, 0, Verdict(State.UNCHECKED, Reason.LIMIT, "not checked: --max-urls limit of 100 URLs reached")),
+        (Action.CHECK, None, 100, 0, 0, 0, None),  # 0: no limit
+        (Action.CHECK, None, 10, 100, 3, 3, Verdict(State.UNCHECKED, Reason.LIMIT, "not checked: --max-similar limit of 3 URLs like /d/#")),
+        (Action.CHECK, None, 10, 100, 2, 3, None),
+        (Action.CHECK, "invalid URL: x", 100, 100, 3, 3, Verdict(State.BROKEN, Reason.INVALID_URL, "invalid URL: x")),
+    ],
+)  # fmt: skip
+def test_discovered_urls_and_their_limits(
+    action: Action,
+    invalid: str | None,
+    seen: int,
+    max_urls: int,
+    similar: int,
+    max_similar: int,
+    verdict: Verdict | None,
+) -> None:
+    pattern = "/d/#" if max_similar else None
+    assert discovered(action, invalid, seen, max_urls, pattern, similar, max_similar) == verdict
+
+
+# ---- the standing the memory keeps -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "status_before", "last_good", "failing_since", "after", "status", "kept"),
+    [
+        (None, None, None, None, State.OK, 200, (NOW, None, True)),
+        (State.OK, 200, NOW - DAY, None, State.OK, 200, (NOW, None, False)),
+        (State.OK, 200, NOW - DAY, None, State.BROKEN, 404, (NOW - DAY, NOW, True)),
+        (State.BROKEN, 404, NOW - DAY, NOW - 60, State.BROKEN, 404, (NOW - DAY, NOW - 60, False)),
+        (State.BROKEN, 404, NOW - DAY, NOW - 60, State.BROKEN, 500, (NOW - DAY, NOW - 60, True)),
+        (State.BROKEN, 404, None, NOW - 60, State.OK, 200, (NOW, None, True)),
+        (State.OK, 200, NOW - DAY, None, State.REDIRECT, 301, (NOW, None, True)),
+        (State.OK, 200, NOW - DAY, None, State.WARNING, 403, (NOW - DAY, None, True)),
+        (None, None, None, None, State.BROKEN, None, (None, NOW, True)),
+    ],
+)  # fmt: skip
+def test_standing(
+    before: State | None,
+    status_before: int | None,
+    last_good: float | None,
+    failing_since: float | None,
+    after: State,
+    status: int | None,
+    kept: tuple[float | None, float | None, bool],
+) -> None:
+    assert standing(before, status_before, last_good, failing_since, after, status, NOW) == kept
+
+
+@pytest.mark.parametrize(
+    ("state", "last_good", "failing_since", "after", "reportable"),
+    [
+        (State.BROKEN, None, NOW, 0.0, True),
+        (State.OK, None, None, 0.0, False),
+        (State.WARNING, None, None, 0.0, False),
+        (State.BROKEN, NOW - 4 * DAY, NOW - 4 * DAY, 3 * DAY, True),
+        (State.BROKEN, NOW - DAY, NOW - DAY, 3 * DAY, False),
+        (State.BROKEN, None, NOW - DAY, 3 * DAY, False),
+        (State.BROKEN, None, NOW - 4 * DAY, 3 * DAY, True),
+    ],
+)
+def test_reportable(
+    state: State,
+    last_good: float | None,
+    failing_since: float | None,
+    after: float,
+    reportable: bool,
+) -> None:
+    assert is_reportable(state, NOW, last_good, failing_since, after) is reportable
