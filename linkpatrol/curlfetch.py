@@ -364,14 +364,12 @@ class _Transfer:
         if self.mode == KEEP:
             self.chunks.append(data)
             self.size += size
-            self.fetcher.bytes_received += size
             if self.size > self.limit:
                 self.result.truncated = True
                 return self._stop()
             return None
         if self.mode == DISCARD:
             self.read += size
-            self.fetcher.bytes_received += size
             return None if size and self.read <= PEEK_BYTES else self._stop()
         self.read_head()
         if self.status is None:
@@ -386,7 +384,6 @@ class _Transfer:
                 return self._stop()
             self.mode = DISCARD
             return self.on_body(data)
-        fetcher.bytes_received += size
         result = self.result
         if result.content_type is None and _sniff_html(data):
             result.content_type = "text/html"

@@ -20,14 +20,13 @@ from linkpatrol import __version__
 from linkpatrol.addresses import AddressGuard
 from linkpatrol.config import SiteSettings
 from linkpatrol.local import serve_file
-from linkpatrol.model import HTML_TYPES, PAGE_TYPES, Reason
+from linkpatrol.model import PAGE_TYPES, Reason
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 
 PEEK_BYTES = 64 * 1024
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
-ACCEPT_HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
 # what a response's head may hold: bounded, so no server can fill memory with headers
 MAX_HEADERS = 128
 MAX_HEADER_LINE = 8190
@@ -58,17 +57,9 @@ class Response:
     reused: bool = False  # it went over a connection an earlier request left open
 
     @property
-    def is_html(self) -> bool:
-        return self.content_type in HTML_TYPES
-
-    @property
     def is_page(self) -> bool:
         """A document whose links and anchors can be read: HTML or Markdown."""
         return self.content_type in PAGE_TYPES
-
-    @property
-    def answered(self) -> bool:
-        return self.status is not None
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -116,7 +107,6 @@ class Fetcher:
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
         self.requests = 0
-        self.bytes_received = 0
         self.tls = TlsPolicy(settings)
         self.sites = SiteMatcher(settings.site_tables)
         self.guard = AddressGuard(settings)

@@ -42,7 +42,6 @@ class ConsoleObserver(Observer):
                 self._status, console=Console(file=err), refresh_per_second=4, transient=True
             )
             self._live.start()
-        self._last = 0.0
 
     def _write_log(self, line: str) -> None:
         if self._log is not None:

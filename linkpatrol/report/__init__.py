@@ -59,10 +59,6 @@ class Entry:
         kind = (self.content_type or "").partition(";")[0].strip().lower()
         return kind in ("text/html", "application/xhtml+xml")
 
-    @property
-    def is_warning(self) -> bool:
-        return self.state is State.WARNING
-
 
 @dataclass(frozen=True, slots=True)
 class Summary:
