@@ -506,8 +506,7 @@ YOUNG_OBJECTS = 20_000  # the garbage collector's first threshold in a crawl (Py
 def _collecting_less() -> Iterator[None]:
     """A crawl makes objects by the million that die young, and few cycles: while it runs,
     what exists when it starts (modules, settings) is left out of collections, and the
-    young generation is collected less often. At Python's defaults a crawl of 2,000 pages
-    made about 150 collections, 3% of the crawl thread's time."""
+    young generation is collected less often."""
     threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])

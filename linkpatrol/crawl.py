@@ -52,8 +52,7 @@ SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are use
 FLUSH_BATCH = 256
 # outcomes written at once when the frontier is dry (new work waits on them). Each write
 # is a transaction, and each transaction writes every page of the memory it changed: on a
-# fast site the frontier is dry most of the time, and batches of 32 wrote 42 MB for a
-# 3.5 MB memory of 2,000 pages; of 128, 30 MB, with 4% less CPU
+# fast site the frontier is dry most of the time, and fewer, bigger batches write less
 FLUSH_EARLY = 128
 LEASE_SECONDS = 600.0
 # how often a worker says it lives and learns its share of the per-host limit

@@ -35,15 +35,12 @@ from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL, remove_dot_segments
 
 # decided links remembered per worker, about 240 bytes each: 40,000 keep the navigation
-# and most other links of a big site (each of its URLs is decided once per worker, where
-# 10,000 decided its 20,000 pages' links twice as slowly); 200,000 reached 124 MB at
-# 100,000 pages
+# and most other links of a big site, so each of its URLs is decided once per worker
 _CACHE_LIMIT = 40_000
 # pages sent to a worker at once: the next ones wait in the pipe while it parses, so it
 # never idles while the crawl process is busy, which is also when the answers it sent are
-# read late (two wait rather than one: 3% less time on the benchmark's site, with two
-# workers on two cores); only a page that fits a quarter of the pipe's buffer waits
-# there (a bigger one would block the crawl until the worker reads it)
+# read late; only a page that fits a quarter of the pipe's buffer waits there (a bigger
+# one would block the crawl until the worker reads it)
 _DEPTH = 3
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/', '?', '#'
 _UNICODE = ("utf-8", "utf-16", "utf-32")  # Python's names of the encodings of all Unicode

@@ -227,8 +227,8 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
 LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
 # URLs a crawler remembers as seen in its pass, in each of two generations (about 10 MB
-# each): a big site's URLs not remembered are looked up again in every batch that links to
-# them (at 20,000 URLs, half the time SQLite took to learn a batch)
+# each): a big site's URLs not remembered are looked up again in every batch that links
+# to them, a cost that grows with the site
 SEEN_KEPT = 50_000
 _NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
 # the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
@@ -283,8 +283,8 @@ class Dialect:
     # links of a few targets through every page of the pass rather than by target
     unindexed: str = ""
     # one crawler at a time (a lock keeps the others out): the index of links by target is
-    # built in one go when its run ends, not row by row during it (which was a big crawl's
-    # costliest write)
+    # built in one go when its run ends, not row by row during it (a big crawl's costliest
+    # write)
     sole_crawler: bool = False
 
     def schema(self) -> list[str]:

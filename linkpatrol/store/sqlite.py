@@ -76,10 +76,9 @@ os.register_at_fork(after_in_child=_forget_locks)
 # seconds the end of a crawl's own connection waits for the write lock; if it cannot
 # have it, closing the memory makes the index instead
 FINISH_TIMEOUT = 10.0
-# SQLite's page cache, in KiB: 8 MB for a crawl (a larger one made the crawl's memory grow
-# with the site, 171 MB instead of 94 MB at 30,000 pages, for no gain in speed); 2 MB to
-# read the memory, as its largest sort (the report's, of every link) spills to a file past
-# that size: in memory it held 12 MB more at 20,000 pages, and was no faster at 2,000
+# SQLite's page cache, in KiB: 8 MB for a crawl (a larger one makes the crawl's memory grow
+# with the site, for no gain in speed); 2 MB to read the memory: its largest sort (the
+# report's, of every link) then spills to a file, which is no slower than sorting in memory
 CRAWL_CACHE_KIB = 8192
 READ_CACHE_KIB = 2048
 STATEMENTS_KEPT = 512  # compiled statements the connection keeps: a batch's few sizes stay
@@ -103,8 +102,8 @@ class _SqliteSession:
     """The shared SQL's view of the one connection: SQLite speaks its ``?`` natively.
 
     Many rows are written many to a statement: executemany steps a statement per row, and
-    the sqlite3 module lets go of the interpreter lock around each step. That took twice
-    the work, and, with the crawl's thread busy, a wait for the lock after every row.
+    the sqlite3 module lets go of the interpreter lock around each step: twice the work,
+    and, with the crawl's thread busy, a wait for the lock after every row.
     """
 
     def __init__(self, db: sqlite3.Connection) -> None:
