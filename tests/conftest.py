@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -34,6 +34,8 @@ DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgres")
 SCHEMA_PREFIX = "lp_test_"
 STALE_SCHEMA_AGE = 3600.0  # seconds after which a test schema nobody uses is left over
+# the ``serve`` fixture: starts a site of the given pages, stopped when the test ends
+Serve = Callable[[Mapping[str, Page | Handler]], TestSite]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -217,13 +219,13 @@ def _on_memory(db: str, sql: str, params: Sequence[Any]) -> tuple[list[tuple[Any
         with psycopg.connect(db, autocommit=True, connect_timeout=10) as conn:
             cursor = conn.execute(sql.replace("%", "%%").replace("?", "%s"), params)
             return (cursor.fetchall() if cursor.description else []), cursor.rowcount
-    conn = sqlite3.connect(db)
+    lite = sqlite3.connect(db)
     try:
-        with conn:
-            cursor = conn.execute(sql, params)
-            return cursor.fetchall(), cursor.rowcount
+        with lite:
+            found = lite.execute(sql, params)
+            return found.fetchall(), found.rowcount
     finally:
-        conn.close()
+        lite.close()
 
 
 _DANGLING = {
@@ -298,11 +300,11 @@ def run(tmp_path: Path, db: str) -> Runner:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[dict[str, Page | Handler]], TestSite]]:
+def serve() -> Iterator[Serve]:
     """Start any number of sites for the test; all are stopped at its end."""
     sites: list[TestSite] = []
 
-    def start(pages: dict[str, Page | Handler]) -> TestSite:
+    def start(pages: Mapping[str, Page | Handler]) -> TestSite:
         site = TestSite(pages)
         site.start()
         sites.append(site)

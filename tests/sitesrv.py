@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,6 +49,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go in separate sends
     server: _Server
+    _left = False  # its answer has started: it no longer counts as active
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -143,7 +144,7 @@ class TestSite:
     """A site served on 127.0.0.1 (or ``host``) from a dict of paths; ``base`` is its root."""
 
     def __init__(
-        self, pages: dict[str, Page | Handler] | None = None, host: str = "127.0.0.1"
+        self, pages: Mapping[str, Page | Handler] | None = None, host: str = "127.0.0.1"
     ) -> None:
         self.pages: dict[str, Page | Handler] = dict(pages or {})
         self.hits: list[Hit] = []

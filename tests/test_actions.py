@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
 OTHER_SCHEMES = [
@@ -16,7 +16,7 @@ OTHER_SCHEMES = [
 ]
 
 
-def test_default_actions(run: Runner, serve) -> None:
+def test_default_actions(run: Runner, serve: Serve) -> None:
     far = serve(
         {
             "/ok.html": Page(html('<a href="/far-child.html">never followed</a>')),
@@ -68,7 +68,7 @@ def test_default_actions(run: Runner, serve) -> None:
     assert report["summary"]["broken"] == 0
 
 
-def test_record_schemes_are_never_reported_as_broken(run: Runner, serve) -> None:
+def test_record_schemes_are_never_reported_as_broken(run: Runner, serve: Serve) -> None:
     site = serve(
         {"/": Page(html("<html><body>", *(f'<a href="{u}">x</a>' for u in OTHER_SCHEMES)))}
     )
@@ -80,7 +80,7 @@ def test_record_schemes_are_never_reported_as_broken(run: Runner, serve) -> None
     assert "0 broken" in proc.stdout
 
 
-def test_site_prefixes_make_other_hosts_parsed(run: Runner, serve) -> None:
+def test_site_prefixes_make_other_hosts_parsed(run: Runner, serve: Serve) -> None:
     one = serve(
         {
             "/blog/": Page(html('<a href="post.html">post</a>')),
@@ -123,7 +123,7 @@ def test_site_prefixes_make_other_hosts_parsed(run: Runner, serve) -> None:
     assert code == 1
 
 
-def test_precedence_hook_then_rules_then_defaults(run: Runner, serve) -> None:
+def test_precedence_hook_then_rules_then_defaults(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/": Page(
@@ -182,7 +182,7 @@ action = "record"
     assert counts["/b.html"] == counts["/d.html"] == 0
 
 
-def test_ignore_drops_and_record_keeps_unrequested(run: Runner, serve) -> None:
+def test_ignore_drops_and_record_keeps_unrequested(run: Runner, serve: Serve) -> None:
     far = serve({"/x": Page("x"), "/robots.txt": Page("", status=404)})
     site = serve(
         {

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import Runner, by_url, memory_rows
+from tests.conftest import Runner, Serve, by_url, memory_rows
 from tests.sitesrv import Page
 
 pytestmark = pytest.mark.backends
@@ -37,7 +37,7 @@ PAGES = {
 
 
 def test_missing_anchors_are_broken_with_every_line_that_links_to_them(
-    run: Runner, serve, db: str
+    run: Runner, serve: Serve, db: str
 ) -> None:
     site = serve(PAGES)
 
@@ -66,7 +66,7 @@ def test_missing_anchors_are_broken_with_every_line_that_links_to_them(
 
 
 def test_without_the_option_fragments_are_remembered_but_not_judged(
-    run: Runner, serve, db: str
+    run: Runner, serve: Serve, db: str
 ) -> None:
     site = serve(PAGES)
 
@@ -83,7 +83,7 @@ def test_without_the_option_fragments_are_remembered_but_not_judged(
 
 
 def test_anchors_answer_from_the_memory_when_pages_are_unchanged(
-    run: Runner, serve, db: str
+    run: Runner, serve: Serve, db: str
 ) -> None:
     site = serve(PAGES)
     first_code, first = run.check_json(site.url("/"), "--check-anchors")
@@ -105,7 +105,7 @@ def test_anchors_answer_from_the_memory_when_pages_are_unchanged(
     assert [u["url"] for u in fixed["urls"] if u["reportable"]] == [site.url("/#nolocal")]
 
 
-def test_a_bare_fragment_points_into_the_page_a_base_href_names(run: Runner, serve) -> None:
+def test_a_bare_fragment_points_into_the_page_a_base_href_names(run: Runner, serve: Serve) -> None:
     """'#x' resolves against <base href> as browsers resolve it: with a base elsewhere it
     leads to that page, whose anchors are the ones that count."""
     site = serve(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, free_port, html
 
 pytestmark = pytest.mark.backends
@@ -43,7 +43,7 @@ def small_site(outside: str, dead: str) -> dict[str, Page]:
     }
 
 
-def test_crawl_reports_broken_links_with_pages_and_lines(run: Runner, serve) -> None:
+def test_crawl_reports_broken_links_with_pages_and_lines(run: Runner, serve: Serve) -> None:
     far = serve({"/ok": Page("fine"), "/robots.txt": Page("", status=404)})
     dead = f"http://127.0.0.1:{free_port()}"
     site = serve(small_site(far.base, dead))
@@ -85,7 +85,9 @@ def test_crawl_reports_broken_links_with_pages_and_lines(run: Runner, serve) -> 
     assert all(n == 1 for n in counts.values()), counts
 
 
-def test_text_report_lists_broken_worst_first_with_relative_pages(run: Runner, serve) -> None:
+def test_text_report_lists_broken_worst_first_with_relative_pages(
+    run: Runner, serve: Serve
+) -> None:
     far = serve({"/ok": Page("fine")})
     dead = f"http://127.0.0.1:{free_port()}"
     site = serve(small_site(far.base, dead))
@@ -101,7 +103,7 @@ def test_text_report_lists_broken_worst_first_with_relative_pages(run: Runner, s
     assert "Summary:" in out and "3 broken" in out
 
 
-def test_clean_site_exits_zero_and_quiet_prints_nothing(run: Runner, serve) -> None:
+def test_clean_site_exits_zero_and_quiet_prints_nothing(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page(html("<a href='/a'>a</a>")), "/a": Page("ok")})
 
     proc = run.check(site.url("/"), "-q")
@@ -111,7 +113,7 @@ def test_clean_site_exits_zero_and_quiet_prints_nothing(run: Runner, serve) -> N
     assert proc.stderr == ""
 
 
-def test_report_command_reads_memory_without_network(run: Runner, serve) -> None:
+def test_report_command_reads_memory_without_network(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page(html("<a href='/gone'>x</a>"))})
     first = run.check(site.url("/"), "--format", "json")
     site.stop()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Runner
+from tests.conftest import Runner, Serve
 from tests.sitesrv import Page, html
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d) ")
@@ -73,7 +73,9 @@ def test_version_says_how_the_installed_package_was_built(run: Runner) -> None:
 CRAWL_MODULES = {"asyncio", "ssl", "pycurl", "lxml"}
 
 
-def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(run: Runner, serve) -> None:
+def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(
+    run: Runner, serve: Serve
+) -> None:
     """``--version``, ``status``, ``history`` and ``report`` start without the crawl's
     libraries (asyncio and ssl alone are a fifth of the command's start)."""
     site = serve(clean_site())
@@ -104,7 +106,7 @@ def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(run: Runn
         assert imported.isdisjoint(CRAWL_MODULES), (command, imported & CRAWL_MODULES)
 
 
-def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve) -> None:
+def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve: Serve) -> None:
     clean = serve(clean_site())
     far = serve({"/far": Page("far")})
     broken = serve(broken_site(far.base))
@@ -146,7 +148,7 @@ def test_usage_errors_exit_2_with_one_line_and_write_nothing(
 
 @pytest.mark.parametrize("command", ["check", "report"])
 def test_a_reader_that_stops_reading_ends_the_command_as_it_ends_a_filter(
-    run: Runner, serve, command: str
+    run: Runner, serve: Serve, command: str
 ) -> None:
     """``linkpatrol check ... | head``: the command dies of SIGPIPE, as cat or grep would,
     with no traceback; the memory keeps the whole pass."""
@@ -179,7 +181,7 @@ def test_a_reader_that_stops_reading_ends_the_command_as_it_ends_a_filter(
 
 @pytest.mark.parametrize("unbuffered", [False, True])
 def test_a_report_to_a_full_non_blocking_pipe_is_written_whole(
-    run: Runner, serve, unbuffered: bool
+    run: Runner, serve: Serve, unbuffered: bool
 ) -> None:
     """Standard output a pipe that a process sharing it made non-blocking, read slowly:
     the report waits for room rather than losing what did not fit (an unbuffered Python
@@ -222,7 +224,7 @@ def test_a_report_to_a_full_non_blocking_pipe_is_written_whole(
     assert len(json.loads(received)["urls"]) == 601
 
 
-def test_exit_3_when_stopped_early(run: Runner, serve) -> None:
+def test_exit_3_when_stopped_early(run: Runner, serve: Serve) -> None:
     site = serve(clean_site())
 
     proc = run.check(site.url("/"), "--max-requests", "1")
@@ -234,7 +236,7 @@ def test_exit_3_when_stopped_early(run: Runner, serve) -> None:
     assert "(complete)" in again.stdout
 
 
-def test_quiet_prints_nothing_when_nothing_is_reportable(run: Runner, serve) -> None:
+def test_quiet_prints_nothing_when_nothing_is_reportable(run: Runner, serve: Serve) -> None:
     site = serve(clean_site())
     site.pages["/a.html"] = Page(html("<p>", '<a href="/gone.html">gone</a>', "</p>"))
 
@@ -247,7 +249,7 @@ def test_quiet_prints_nothing_when_nothing_is_reportable(run: Runner, serve) -> 
     assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
 
 
-def test_quiet_with_broken_links_prints_the_report_only(run: Runner, serve) -> None:
+def test_quiet_with_broken_links_prints_the_report_only(run: Runner, serve: Serve) -> None:
     far = serve({"/far": Page("far")})
     site = serve(broken_site(far.base))
 
@@ -259,7 +261,7 @@ def test_quiet_with_broken_links_prints_the_report_only(run: Runner, serve) -> N
     assert "Broken links (2):" in proc.stdout and "Summary:" in proc.stdout
 
 
-def test_verbose_prints_one_line_per_url_with_its_verdict(run: Runner, serve) -> None:
+def test_verbose_prints_one_line_per_url_with_its_verdict(run: Runner, serve: Serve) -> None:
     far = serve({"/far": Page("far")})
     site = serve(broken_site(far.base))
 
@@ -268,7 +270,7 @@ def test_verbose_prints_one_line_per_url_with_its_verdict(run: Runner, serve) ->
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
     lines = proc.stderr.splitlines()
-    verdicts = {}
+    verdicts: dict[str, list[str]] = {}
     for line in lines:
         state, _status, url, *_ = [*line.split(maxsplit=3), ""]
         verdicts.setdefault(url, []).append(state)
@@ -277,7 +279,7 @@ def test_verbose_prints_one_line_per_url_with_its_verdict(run: Runner, serve) ->
     assert len(lines) == len(report["urls"])
 
 
-def test_very_verbose_also_says_what_is_requested_and_why(run: Runner, serve) -> None:
+def test_very_verbose_also_says_what_is_requested_and_why(run: Runner, serve: Serve) -> None:
     far = serve({"/far": Page("far")})
     site = serve(broken_site(far.base))
 
@@ -291,7 +293,9 @@ def test_very_verbose_also_says_what_is_requested_and_why(run: Runner, serve) ->
     assert re.search(rf"^broken +404 {re.escape(site.url('/gone.html'))}", err, re.M)
 
 
-def test_log_appends_timestamped_lines_of_what_was_requested_and_why(run: Runner, serve) -> None:
+def test_log_appends_timestamped_lines_of_what_was_requested_and_why(
+    run: Runner, serve: Serve
+) -> None:
     far = serve({"/far": Page("far")})
     site = serve(broken_site(far.base))
     log = run.cwd / "crawl.log"
@@ -318,7 +322,7 @@ def test_log_appends_timestamped_lines_of_what_was_requested_and_why(run: Runner
     assert "pass 2" in again[len(text) :]
 
 
-def test_no_progress_output_when_stdout_is_not_a_terminal(run: Runner, serve) -> None:
+def test_no_progress_output_when_stdout_is_not_a_terminal(run: Runner, serve: Serve) -> None:
     far = serve({"/far": Page("far")})
     site = serve(broken_site(far.base))
 
@@ -337,7 +341,7 @@ def slow(body: str, pause: float) -> Any:
     return serve
 
 
-def test_progress_is_shown_on_a_terminal(run: Runner, serve) -> None:
+def test_progress_is_shown_on_a_terminal(run: Runner, serve: Serve) -> None:
     links = [f'<a href="/s/{k}">s</a>' for k in range(8)]
     pages: dict[str, Any] = {"/": Page(html("<body>", *links, "</body>"))}
     pages.update({f"/s/{k}": slow("<p>slow</p>", 0.4) for k in range(8)})
@@ -395,7 +399,7 @@ def test_progress_is_shown_on_a_terminal(run: Runner, serve) -> None:
     assert "(complete)" in shown
 
 
-def test_report_to_a_file_with_output(run: Runner, serve, tmp_path: Path) -> None:
+def test_report_to_a_file_with_output(run: Runner, serve: Serve, tmp_path: Path) -> None:
     site = serve(clean_site())
     out = tmp_path / "report.txt"
 

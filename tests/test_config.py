@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from linkpatrol.cli import build_parser
 from linkpatrol.config import CONFIG_KEYS
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
 
@@ -43,7 +44,8 @@ def assert_config_error(proc, *names: str) -> None:  # type: ignore[no-untyped-d
 
 def test_every_command_line_option_has_a_config_key() -> None:
     parser = build_parser()
-    check = next(a for a in parser._actions if a.dest == "command").choices["check"]
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    check = commands.choices["check"]
     renamed = {
         "urls": "start",
         "no_robots": "robots",
@@ -57,7 +59,7 @@ def test_every_command_line_option_has_a_config_key() -> None:
         assert key in CONFIG_KEYS, action.option_strings
 
 
-def test_linkpatrol_toml_in_cwd_is_read_with_dashed_key(run: Runner, serve) -> None:
+def test_linkpatrol_toml_in_cwd_is_read_with_dashed_key(run: Runner, serve: Serve) -> None:
     site = serve(deep_site())
     write(run.cwd, "linkpatrol.toml", "max-depth = 2\n")
 
@@ -70,7 +72,7 @@ def test_linkpatrol_toml_in_cwd_is_read_with_dashed_key(run: Runner, serve) -> N
     assert code == 0
 
 
-def test_config_option_names_the_file_and_underscore_key(run: Runner, serve) -> None:
+def test_config_option_names_the_file_and_underscore_key(run: Runner, serve: Serve) -> None:
     site = serve(deep_site())
     # the file in the current directory is not read when --config names another one
     write(run.cwd, "linkpatrol.toml", "no_such_key = 1\n")
@@ -88,7 +90,7 @@ def test_config_option_names_the_file_and_underscore_key(run: Runner, serve) -> 
     assert code == 0
 
 
-def test_command_line_wins_over_the_file(run: Runner, serve) -> None:
+def test_command_line_wins_over_the_file(run: Runner, serve: Serve) -> None:
     site = serve(deep_site())
     write(run.cwd, "linkpatrol.toml", 'max-depth = 2\nformat = "text"\n')
 
@@ -99,7 +101,7 @@ def test_command_line_wins_over_the_file(run: Runner, serve) -> None:
     assert code == 0
 
 
-def test_start_urls_format_and_db_from_the_file(run: Runner, serve) -> None:
+def test_start_urls_format_and_db_from_the_file(run: Runner, serve: Serve) -> None:
     site = serve(deep_site())
     write(
         run.cwd,
@@ -118,7 +120,7 @@ def test_start_urls_format_and_db_from_the_file(run: Runner, serve) -> None:
 # ---- rules and rewrites -----------------------------------------------------------------------
 
 
-def test_ordered_rules_first_match_wins(run: Runner, serve) -> None:
+def test_ordered_rules_first_match_wins(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/": Page(
@@ -174,7 +176,7 @@ action = "check"
     assert code == 0
 
 
-def test_rewrites_alias_hosts_strip_index_and_unwrap_redirector(run: Runner, serve) -> None:
+def test_rewrites_alias_hosts_strip_index_and_unwrap_redirector(run: Runner, serve: Serve) -> None:
     far = serve({"/ok": Page("fine"), "/robots.txt": Page("", status=404)})
     site = serve({})
     port = site.port
@@ -237,7 +239,7 @@ replace = '\1'
     assert far.counts()["/ok"] == 1
 
 
-def test_hooks_file_action_and_rewrite(run: Runner, serve) -> None:
+def test_hooks_file_action_and_rewrite(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/": Page(
@@ -368,7 +370,7 @@ def test_hooks_file_with_syntax_error(run: Runner) -> None:
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes")
-def test_hooks_file_writable_by_others_is_refused(run: Runner, serve) -> None:
+def test_hooks_file_writable_by_others_is_refused(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page("<p>hi</p>")})
     write(run.cwd, "hooks.py", "def action(url):\n    return None\n", mode=0o666)
 
@@ -378,7 +380,7 @@ def test_hooks_file_writable_by_others_is_refused(run: Runner, serve) -> None:
     assert site.counts() == {}
 
 
-def test_hooks_action_raising_during_the_crawl(run: Runner, serve) -> None:
+def test_hooks_action_raising_during_the_crawl(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/": Page(html("<html><body>", '<a href="/trigger.html">t</a>', "</body></html>")),
@@ -412,7 +414,7 @@ def action(url):
         ("action = 'parse'\n", ["hooks.py", "'action' must be a function"]),
     ],
 )
-def test_bad_hooks_answers(run: Runner, serve, hooks: str, names: list[str]) -> None:
+def test_bad_hooks_answers(run: Runner, serve: Serve, hooks: str, names: list[str]) -> None:
     site = serve({"/": Page(html('<a href="/a">a</a>')), "/a": Page("a")})
     write(run.cwd, "hooks.py", hooks)
 

@@ -32,7 +32,7 @@ import psycopg
 import pytest
 
 from linkpatrol.store import open_store
-from tests.conftest import Runner, assert_memory_intact, comparable, is_postgres, memory_rows
+from tests.conftest import Runner, Serve, assert_memory_intact, comparable, is_postgres, memory_rows
 from tests.sitesrv import Page
 from tests.test_stop_resume import generated_site
 
@@ -358,7 +358,7 @@ KILLS = {"sqlite": (14, 10), "postgres": (7, 4)}
 
 
 @pytest.fixture
-def soak_site(serve) -> tuple[Ledger, str]:
+def soak_site(serve: Serve) -> tuple[Ledger, str]:
     ledger = Ledger(generated_site(indexes=10, per_index=30))
     site = serve(ledger.site())
     return ledger, site.url("/")
@@ -461,7 +461,7 @@ def test_sigterm_while_the_report_is_written_lets_it_finish_whole(
 
 @pytest.mark.backends("sqlite")  # PostgreSQL's lock is a connection's, let go the same way
 def test_a_crawler_killed_while_a_worker_parses_leaves_the_memory_free_at_once(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     """The parse workers are forked from the crawler: they must not hold its lock too."""
     links = "".join(f'<a href="/x/{k}.html">x</a>\n' for k in range(100_000))
@@ -485,7 +485,9 @@ def test_a_crawler_killed_while_a_worker_parses_leaves_the_memory_free_at_once(
 
 
 @pytest.mark.backends("sqlite")
-def test_a_stop_while_a_worker_parses_says_one_line_and_no_traceback(run: Runner, serve) -> None:
+def test_a_stop_while_a_worker_parses_says_one_line_and_no_traceback(
+    run: Runner, serve: Serve
+) -> None:
     links = "".join(f'<a href="/x/{k}.html">x</a>\n' for k in range(40_000))
     site = serve({"/": Page(f"<html><body>\n{links}</body></html>"), "/robots.txt": Page("")})
     proc = run.popen("check", "--db", run.db, site.url("/"))

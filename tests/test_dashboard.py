@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import quote
 
 import pytest
 from lxml import html as lxml_html
 
-from tests.conftest import Runner
+from tests.conftest import Runner, Serve
 from tests.sitesrv import Page
 from tests.test_stop_resume import Gate, generated_site
 
@@ -49,6 +50,12 @@ class Dashboard:
             return Answer(error.code, error.headers, error.read().decode())
 
 
+class StartDashboard(Protocol):
+    """The ``dashboard_of`` fixture: serves a memory, stopped when the test ends."""
+
+    def __call__(self, db: str, *extra: str) -> Dashboard: ...
+
+
 def start_dashboard(db: str, cwd: Path, *extra: str) -> Dashboard:
     proc = subprocess.Popen(
         [sys.executable, "-m", "linkpatrol", "serve", "--db", db, "--port", "0", *extra],
@@ -65,7 +72,7 @@ def start_dashboard(db: str, cwd: Path, *extra: str) -> Dashboard:
 
 
 @pytest.fixture
-def dashboard_of(tmp_path: Path) -> Iterator:
+def dashboard_of(tmp_path: Path) -> Iterator[StartDashboard]:
     started: list[Dashboard] = []
 
     def start(db: str, *extra: str) -> Dashboard:
@@ -99,7 +106,7 @@ def injection_site() -> dict[str, Page]:
 
 
 def test_dashboard_listens_on_loopback_with_a_strict_policy_on_every_answer(
-    run: Runner, serve, dashboard_of
+    run: Runner, serve: Serve, dashboard_of: StartDashboard
 ) -> None:
     site = serve(injection_site())
     run.check_json(site.url("/"))
@@ -121,7 +128,7 @@ def test_dashboard_listens_on_loopback_with_a_strict_policy_on_every_answer(
 
 
 def test_search_and_url_pages_escape_crawled_text_and_link_only_to_the_web(
-    run: Runner, serve, dashboard_of
+    run: Runner, serve: Serve, dashboard_of: StartDashboard
 ) -> None:
     site = serve(injection_site())
     run.check_json(site.url("/"))
@@ -150,7 +157,7 @@ def test_search_and_url_pages_escape_crawled_text_and_link_only_to_the_web(
 
 
 def test_url_page_shows_history_referrers_with_lines_and_links(
-    run: Runner, serve, dashboard_of
+    run: Runner, serve: Serve, dashboard_of: StartDashboard
 ) -> None:
     site = serve({"/": Page('<h1>home</h1>\n\n<a href="/flaky">flaky</a>'), "/flaky": Page("ok")})
     run.check_json(site.url("/"))
@@ -173,7 +180,9 @@ def test_url_page_shows_history_referrers_with_lines_and_links(
     assert site.url("/flaky") in found.body
 
 
-def test_progress_of_a_crawl_in_another_process_is_live(run: Runner, serve, dashboard_of) -> None:
+def test_progress_of_a_crawl_in_another_process_is_live(
+    run: Runner, serve: Serve, dashboard_of: StartDashboard
+) -> None:
     gate = Gate(generated_site(indexes=4, per_index=10), after=20)
     site = serve(gate.site())
     crawl = run.popen("check", "--db", run.db, "--format", "json", site.url("/"))
@@ -201,7 +210,9 @@ def test_progress_of_a_crawl_in_another_process_is_live(run: Runner, serve, dash
     assert finished["verdicts"]["broken"] > 0
 
 
-def test_serve_refuses_a_missing_memory_and_a_busy_port(run: Runner, serve, tmp_path) -> None:
+def test_serve_refuses_a_missing_memory_and_a_busy_port(
+    run: Runner, serve: Serve, tmp_path: Path
+) -> None:
     missing = run("serve", "--db", str(tmp_path / "none.db"), "--port", "0")
     assert missing.returncode == 2
     assert "no such database" in missing.stderr

@@ -11,9 +11,9 @@ from playwright.sync_api import Browser
 from tests.browser import Watch, new_page
 from tests.browser import browser as browser_fixture
 from tests.browser import chromium as chromium_fixture
-from tests.conftest import Runner
+from tests.conftest import Runner, Serve
+from tests.test_dashboard import StartDashboard, injection_site
 from tests.test_dashboard import dashboard_of as dashboard_fixture
-from tests.test_dashboard import injection_site
 from tests.test_report_html import png_size
 from tests.test_stop_resume import Gate, generated_site
 
@@ -22,7 +22,7 @@ dashboard_of = dashboard_fixture
 
 
 def test_dashboard_shows_the_report_with_its_own_scripts_under_a_strict_policy(
-    run: Runner, serve, dashboard_of, browser: Browser, tmp_path: Path
+    run: Runner, serve: Serve, dashboard_of: StartDashboard, browser: Browser, tmp_path: Path
 ) -> None:
     site = serve(generated_site(indexes=3, per_index=12))
     run.check_json(site.url("/"))
@@ -48,7 +48,7 @@ def test_dashboard_shows_the_report_with_its_own_scripts_under_a_strict_policy(
 
 
 def test_progress_updates_without_reloading_while_a_crawl_runs(
-    run: Runner, serve, dashboard_of, browser: Browser
+    run: Runner, serve: Serve, dashboard_of: StartDashboard, browser: Browser
 ) -> None:
     gate = Gate(generated_site(indexes=4, per_index=10), after=20)
     site = serve(gate.site())
@@ -83,7 +83,7 @@ def test_progress_updates_without_reloading_while_a_crawl_runs(
 
 
 def test_no_crawled_payload_runs_on_any_dashboard_page(
-    run: Runner, serve, dashboard_of, browser: Browser
+    run: Runner, serve: Serve, dashboard_of: StartDashboard, browser: Browser
 ) -> None:
     site = serve(injection_site())
     run.check_json(site.url("/"))

@@ -5,15 +5,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.conftest import Runner
-from tests.sitesrv import Page
+from tests.conftest import Runner, Serve
+from tests.sitesrv import Handler, Page
 
 PAGES = 30
 ANSWER_DELAY = 0.02  # seconds each answer takes, so URLs pile up behind --per-host
 
 
 def slow_site() -> dict[str, Any]:
-    def slow(page: Page):
+    def slow(page: Page) -> Handler:
         def handler(request: Any) -> int:
             time.sleep(ANSWER_DELAY)
             return int(request._send_page(page, request.path))
@@ -28,7 +28,7 @@ def slow_site() -> dict[str, Any]:
 
 
 def test_one_host_behind_per_host_1_shows_slots_waiting_and_says_what_helps(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     site = serve(slow_site())
 
@@ -49,7 +49,7 @@ def test_one_host_behind_per_host_1_shows_slots_waiting_and_says_what_helps(
     assert '"fetch":{"slots":8.0' in again.stdout.replace(" ", "")
 
 
-def test_a_resumed_pass_adds_the_runs_up(run: Runner, serve) -> None:
+def test_a_resumed_pass_adds_the_runs_up(run: Runner, serve: Serve) -> None:
     site = serve(slow_site())
     first = run.check("--max-requests", "10", "--concurrency", "4", site.url("/"))
     assert first.returncode == 3

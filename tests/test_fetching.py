@@ -7,6 +7,7 @@ request log. Timing is only ever asserted as a lower bound.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import itertools
 import os
@@ -22,7 +23,7 @@ import pytest
 
 from linkpatrol import __version__
 from linkpatrol.curlfetch import parse_content_type
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Hit, Page, html
 
 if TYPE_CHECKING:
@@ -165,13 +166,14 @@ def page_hits(hits: list[Hit]) -> list[Hit]:
 # ---- bounded bodies -------------------------------------------------------------------
 
 
-def test_huge_binary_costs_one_chunk_and_is_ok(run: Runner, serve) -> None:
-    zeros = {
-        "total": 90 * MB,
-        "content_type": "application/octet-stream",
-        "chunk": b"\0" * 4096,
-        "pause": 0.02,
-    }
+def test_huge_binary_costs_one_chunk_and_is_ok(run: Runner, serve: Serve) -> None:
+    zeros = functools.partial(
+        streamer,
+        total=90 * MB,
+        content_type="application/octet-stream",
+        chunk=b"\0" * 4096,
+        pause=0.02,
+    )
     inside: list[int] = []
     outside: list[int] = []
     error_page: list[int] = []
@@ -179,7 +181,7 @@ def test_huge_binary_costs_one_chunk_and_is_ok(run: Runner, serve) -> None:
         {
             "/robots.txt": no_robots(),
             # HEAD refused, so the check falls back to GET: still one chunk
-            "/big.bin": streamer(outside, head_status=405, **zeros),
+            "/big.bin": zeros(outside, head_status=405),
         }
     )
     site = serve(
@@ -192,8 +194,8 @@ def test_huge_binary_costs_one_chunk_and_is_ok(run: Runner, serve) -> None:
                     '<a href="/huge-error">error</a>',
                 )
             ),
-            "/big.iso": streamer(inside, **zeros),
-            "/huge-error": streamer(error_page, status=404, **zeros),
+            "/big.iso": zeros(inside),
+            "/huge-error": zeros(error_page, status=404),
         }
     )
 
@@ -220,7 +222,7 @@ def test_huge_binary_costs_one_chunk_and_is_ok(run: Runner, serve) -> None:
         assert len(written) == 1 and written[0] < 64 * 1024, (inside, outside, error_page)
 
 
-def test_html_page_is_read_only_up_to_max_size(run: Runner, serve) -> None:
+def test_html_page_is_read_only_up_to_max_size(run: Runner, serve: Serve) -> None:
     written: list[int] = []
     head = html("<html><body>", '<a href="/early">early</a>').encode()
     filler = b"<p>" + b"x" * 16_000 + b"</p>\n"
@@ -269,7 +271,7 @@ def test_html_page_is_read_only_up_to_max_size(run: Runner, serve) -> None:
     assert written and written[0] < 256 * 1024 + 4 * MB, written
 
 
-def test_compressed_pages_are_limited_by_their_decoded_size(run: Runner, serve) -> None:
+def test_compressed_pages_are_limited_by_their_decoded_size(run: Runner, serve: Serve) -> None:
     links_early = html("<html><body>", '<a href="/early">early</a>')
     padding = "<p>" + "y" * 1000 + "</p>\n"
     decoded = links_early + padding * 4000 + '<a href="/late">late</a>\n</body></html>\n'
@@ -310,7 +312,7 @@ def test_compressed_pages_are_limited_by_their_decoded_size(run: Runner, serve) 
 
 
 def test_a_body_in_an_encoding_no_decoder_knows_is_left_unread_and_the_url_is_ok(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     """As browsers pass such a body through, the answer's status stands; what the body
     holds cannot be read, so a page's links are not."""
@@ -339,7 +341,7 @@ def test_a_body_in_an_encoding_no_decoder_knows_is_left_unread_and_the_url_is_ok
 # ---- HEAD, then GET ----------------------------------------------------------------------
 
 
-def test_check_url_failing_head_is_tried_with_get(run: Runner, serve) -> None:
+def test_check_url_failing_head_is_tried_with_get(run: Runner, serve: Serve) -> None:
     refusals = [405, 501, 404, 403, 500]
     arrivals: dict[int, list[str]] = {status: [] for status in refusals}
     far = serve(
@@ -443,7 +445,7 @@ def trickle(h: BaseHTTPRequestHandler) -> int:
 
 
 def test_servers_that_never_finish_give_timeouts_and_the_run_ends(
-    run: Runner, serve, hung: HungServer
+    run: Runner, serve: Serve, hung: HungServer
 ) -> None:
     release = threading.Event()
     site = serve(
@@ -478,7 +480,7 @@ def test_servers_that_never_finish_give_timeouts_and_the_run_ends(
     assert hung.accepted  # it was really tried
 
 
-def test_timeouts_are_retried(run: Runner, serve) -> None:
+def test_timeouts_are_retried(run: Runner, serve: Serve) -> None:
     release = threading.Event()
     site = serve(
         {
@@ -500,7 +502,7 @@ def test_timeouts_are_retried(run: Runner, serve) -> None:
 # ---- transient failures ----------------------------------------------------------------------
 
 
-def test_503_with_retry_after_and_429_are_retried(run: Runner, serve) -> None:
+def test_503_with_retry_after_and_429_are_retried(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": no_robots(),
@@ -532,7 +534,7 @@ def test_503_with_retry_after_and_429_are_retried(run: Runner, serve) -> None:
     )
 
 
-def test_gateway_errors_are_retried_then_broken(run: Runner, serve) -> None:
+def test_gateway_errors_are_retried_then_broken(run: Runner, serve: Serve) -> None:
     statuses = (502, 503, 504)
     site = serve(
         {
@@ -556,7 +558,7 @@ def test_gateway_errors_are_retried_then_broken(run: Runner, serve) -> None:
     assert code == 1
 
 
-def test_retries_zero_makes_one_request(run: Runner, serve) -> None:
+def test_retries_zero_makes_one_request(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": no_robots(),
@@ -572,7 +574,7 @@ def test_retries_zero_makes_one_request(run: Runner, serve) -> None:
     assert code == 1
 
 
-def test_connection_reset_is_retried(run: Runner, serve) -> None:
+def test_connection_reset_is_retried(run: Runner, serve: Serve) -> None:
     calls = [0]
 
     def reset_once(h: BaseHTTPRequestHandler) -> int:
@@ -604,7 +606,7 @@ def test_connection_reset_is_retried(run: Runner, serve) -> None:
 # ---- headers -------------------------------------------------------------------------------
 
 
-def test_user_agent_from_and_referer(run: Runner, serve) -> None:
+def test_user_agent_from_and_referer(run: Runner, serve: Serve) -> None:
     far = serve({"/robots.txt": no_robots(), "/target": Page("fine")})
     site = serve(
         {
@@ -628,7 +630,7 @@ def test_user_agent_from_and_referer(run: Runner, serve) -> None:
     assert "Referer" not in start.headers
 
 
-def test_user_agent_is_configurable_and_from_is_optional(run: Runner, serve) -> None:
+def test_user_agent_is_configurable_and_from_is_optional(run: Runner, serve: Serve) -> None:
     site = serve(
         {"/robots.txt": no_robots(), "/": Page(html('<a href="/a">a</a>')), "/a": Page("")}
     )
@@ -654,7 +656,7 @@ def slow_site(n: int, seconds: float) -> dict[str, Any]:
     return pages
 
 
-def test_per_host_limit_caps_concurrent_requests(run: Runner, serve) -> None:
+def test_per_host_limit_caps_concurrent_requests(run: Runner, serve: Serve) -> None:
     site = serve(slow_site(8, 0.15))
 
     code, report = run.check_json(site.url("/"), "--per-host", "2")
@@ -670,7 +672,9 @@ def closing(page: Page) -> Page:
     return page
 
 
-def test_a_host_that_closes_its_connections_gets_six_requests_at_once(run: Runner, serve) -> None:
+def test_a_host_that_closes_its_connections_gets_six_requests_at_once(
+    run: Runner, serve: Serve
+) -> None:
     # each request takes a new connection, and a small server's queue of connections not
     # yet accepted holds six (a backlog of 5): more at once would wait a second
     pages: dict[str, Any] = {"/robots.txt": closing(no_robots())}
@@ -687,7 +691,7 @@ def test_a_host_that_closes_its_connections_gets_six_requests_at_once(run: Runne
 
 
 def test_a_host_that_keeps_its_connections_gets_per_host_requests_at_once(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     site = serve(slow_site(16, 0.15))
 
@@ -698,7 +702,7 @@ def test_a_host_that_keeps_its_connections_gets_per_host_requests_at_once(
     assert site.max_active == 8
 
 
-def test_concurrency_caps_requests_in_flight(run: Runner, serve) -> None:
+def test_concurrency_caps_requests_in_flight(run: Runner, serve: Serve) -> None:
     site = serve(slow_site(4, 0.15))
 
     code, report = run.check_json(site.url("/"), "--concurrency", "1")
@@ -708,7 +712,7 @@ def test_concurrency_caps_requests_in_flight(run: Runner, serve) -> None:
     assert site.max_active == 1
 
 
-def test_delay_spaces_requests_to_one_host(run: Runner, serve) -> None:
+def test_delay_spaces_requests_to_one_host(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": no_robots(),
@@ -731,7 +735,7 @@ def test_delay_spaces_requests_to_one_host(run: Runner, serve) -> None:
 VERDICT_STATUSES = (200, 401, 403, 404, 410, 429, 500, 503, 999)
 
 
-def status_site(serve, statuses: tuple[int, ...]) -> tuple[TestSite, TestSite]:
+def status_site(serve: Serve, statuses: tuple[int, ...]) -> tuple[TestSite, TestSite]:
     far = serve({"/robots.txt": no_robots(), **{f"/s{s}": sequence((s, {})) for s in statuses}})
     site = serve(
         {
@@ -742,7 +746,7 @@ def status_site(serve, statuses: tuple[int, ...]) -> tuple[TestSite, TestSite]:
     return site, far
 
 
-def test_default_verdicts_by_status(run: Runner, serve) -> None:
+def test_default_verdicts_by_status(run: Runner, serve: Serve) -> None:
     site, far = status_site(serve, VERDICT_STATUSES)
 
     code, report = run.check_json(site.url("/"), "--retries", "1")
@@ -773,7 +777,7 @@ def test_default_verdicts_by_status(run: Runner, serve) -> None:
     assert far.counts("HEAD")["/s503"] == 2
 
 
-def test_warnings_alone_exit_zero_and_are_listed(run: Runner, serve) -> None:
+def test_warnings_alone_exit_zero_and_are_listed(run: Runner, serve: Serve) -> None:
     site, far = status_site(serve, (401, 403, 999))
 
     proc = run.check(site.url("/"))
@@ -786,7 +790,7 @@ def test_warnings_alone_exit_zero_and_are_listed(run: Runner, serve) -> None:
     assert "0 broken, 3 warnings" in proc.stdout
 
 
-def test_status_lists_are_configurable(run: Runner, serve) -> None:
+def test_status_lists_are_configurable(run: Runner, serve: Serve) -> None:
     site, far = status_site(serve, (200, 204, 403, 404, 410, 999))
 
     code, report = run.check_json(
@@ -806,7 +810,7 @@ def test_status_lists_are_configurable(run: Runner, serve) -> None:
     assert code == 1
 
 
-def test_status_lists_from_the_config_file(run: Runner, serve) -> None:
+def test_status_lists_from_the_config_file(run: Runner, serve: Serve) -> None:
     site, far = status_site(serve, (403, 999))
     (run.cwd / "linkpatrol.toml").write_text('accept = ["200-299", 999]\nbroken = [403]\n')
 
@@ -818,7 +822,7 @@ def test_status_lists_from_the_config_file(run: Runner, serve) -> None:
     assert code == 1
 
 
-def test_delay_also_spaces_get_after_head_and_retries(run: Runner, serve) -> None:
+def test_delay_also_spaces_get_after_head_and_retries(run: Runner, serve: Serve) -> None:
     """Every request to a paced host waits its turn, not only the first try of each URL."""
     far = serve(
         {
@@ -923,7 +927,7 @@ def nagle(body: bytes) -> Callable[..., int]:
 
 
 @quick_ack
-def test_bodies_held_for_an_acknowledgement_are_not_held_once_one_came_late(serve) -> None:
+def test_bodies_held_for_an_acknowledgement_are_not_held_once_one_came_late(serve: Serve) -> None:
     """With the kernel delaying acknowledgements, such a server's body comes 40 ms after its
     head at the earliest (the kernel's least delay). Once one has come late, the fetcher
     has heads acknowledged at once: of the next answers, bodies come without that wait."""

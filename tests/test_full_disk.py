@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Runner, assert_memory_intact, comparable, memory_rows
+from tests.conftest import Runner, Serve, assert_memory_intact, comparable, memory_rows
 from tests.test_crash_soak import memory_done
 from tests.test_stop_resume import generated_site
 
@@ -122,7 +122,7 @@ def fresh_report(run: Runner, start: str, tmp_path: Path) -> dict:
 
 
 def test_a_disk_that_fills_up_mid_crawl_stops_it_and_the_memory_resumes_once_freed(
-    tmp_path: Path, serve, disk: Disk
+    tmp_path: Path, serve: Serve, disk: Disk
 ) -> None:
     site = serve(generated_site(indexes=20, per_index=40))
     start = site.url("/")
@@ -153,7 +153,7 @@ def test_a_disk_that_fills_up_mid_crawl_stops_it_and_the_memory_resumes_once_fre
 
 
 def test_a_full_disk_refuses_a_new_memory_with_one_line_before_any_request(
-    tmp_path: Path, serve, disk: Disk
+    tmp_path: Path, serve: Serve, disk: Disk
 ) -> None:
     site = serve(generated_site(indexes=2, per_index=5))
     db = disk.folder / "memory.db"
@@ -168,7 +168,7 @@ def test_a_full_disk_refuses_a_new_memory_with_one_line_before_any_request(
 
 
 def test_a_full_disk_leaves_an_existing_memory_intact_and_resumable(
-    tmp_path: Path, serve, disk: Disk
+    tmp_path: Path, serve: Serve, disk: Disk
 ) -> None:
     site = serve(generated_site(indexes=4, per_index=20))
     start = site.url("/")
@@ -194,7 +194,7 @@ def test_a_full_disk_leaves_an_existing_memory_intact_and_resumable(
 
 @pytest.mark.parametrize("command", ["check", "report"])
 def test_a_report_to_a_full_disk_fails_with_one_line_and_the_memory_keeps_the_pass(
-    tmp_path: Path, serve, disk: Disk, command: str
+    tmp_path: Path, serve: Serve, disk: Disk, command: str
 ) -> None:
     site = serve(generated_site(indexes=2, per_index=10))
     start = site.url("/")
@@ -217,7 +217,7 @@ def test_a_report_to_a_full_disk_fails_with_one_line_and_the_memory_keeps_the_pa
 
 
 def test_a_report_to_standard_output_on_a_full_disk_fails_with_one_line(
-    tmp_path: Path, serve, disk: Disk
+    tmp_path: Path, serve: Serve, disk: Disk
 ) -> None:
     site = serve(generated_site(indexes=2, per_index=10))
     run = Runner(tmp_path)
@@ -243,7 +243,7 @@ def test_a_report_to_standard_output_on_a_full_disk_fails_with_one_line(
 
 
 def test_a_log_on_a_full_disk_is_given_up_with_one_line_and_the_crawl_goes_on(
-    tmp_path: Path, serve, disk: Disk
+    tmp_path: Path, serve: Serve, disk: Disk
 ) -> None:
     site = serve(generated_site(indexes=2, per_index=10))
     run = Runner(tmp_path)

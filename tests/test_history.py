@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from jsonschema import Draft202012Validator
 
-from tests.conftest import Runner, memory_rows
+from tests.conftest import Runner, Serve, memory_rows
 from tests.sitesrv import Page
 from tests.test_report_json import SCHEMA_PATH, assert_valid
+
+if TYPE_CHECKING:
+    from tests.sitesrv import TestSite
 
 GOOD = Page("<p>here</p>")
 GONE = Page("<h1>gone</h1>", status=404)
 
 
-def _site(serve):
+def _site(serve: Serve) -> TestSite:
     return serve(
         {
             "/": Page('<h1>home</h1>\n<a href="/flaky">flaky</a>\n<a href="/steady">steady</a>'),
@@ -29,7 +33,7 @@ def _entry(report: dict, url: str) -> dict:
 
 
 def test_each_change_of_verdict_is_kept_with_its_pass_and_reports_mark_new_and_flapping(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     validator = Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
     site = _site(serve)
@@ -81,7 +85,7 @@ def test_each_change_of_verdict_is_kept_with_its_pass_and_reports_mark_new_and_f
     assert "new since" not in steady_block and "flapping" not in steady_block
 
 
-def test_history_command_prints_one_urls_story(run: Runner, serve) -> None:
+def test_history_command_prints_one_urls_story(run: Runner, serve: Serve) -> None:
     site = _site(serve)
     for flaky_page in (GOOD, GONE, GOOD):
         site.pages["/flaky"] = flaky_page
@@ -108,7 +112,7 @@ def test_history_command_prints_one_urls_story(run: Runner, serve) -> None:
     ]
 
 
-def test_history_of_an_unknown_or_bad_url_is_one_line_and_exit_2(run: Runner, serve) -> None:
+def test_history_of_an_unknown_or_bad_url_is_one_line_and_exit_2(run: Runner, serve: Serve) -> None:
     site = _site(serve)
     run.check_json(site.url("/"))
 

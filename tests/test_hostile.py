@@ -21,7 +21,7 @@ import trustme
 
 from linkpatrol.addresses import is_public, never_resolves
 from linkpatrol.tls import parse_host
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.hostile import (
     GB,
     MB,
@@ -46,6 +46,9 @@ from tests.sitesrv import Page, html
 
 if TYPE_CHECKING:
     from tests.sitesrv import TestSite
+
+    # the ``https`` fixture: starts an HTTPS site presenting the given certificate
+    Https = Callable[[ssl.SSLContext], TestSite]
 
 RUN_TIMEOUT = 90  # seconds: a run that has not ended by then never would
 
@@ -105,7 +108,7 @@ def check_site(
 
 
 def test_an_endless_robots_txt_is_read_up_to_its_limit_and_obeyed(
-    run: Runner, serve, hostile: Hostile
+    run: Runner, serve: Serve, hostile: Hostile
 ) -> None:
     """robots.txt is read up to 500 KiB (what RFC 9309 asks a crawler to parse at least),
     not up to --max-size: the rest of an endless one is never downloaded."""
@@ -140,7 +143,7 @@ FILE_HEAD = head(200, {"Content-Type": "application/octet-stream", "Content-Leng
 
 
 def test_servers_that_drip_get_timeouts_and_the_run_ends(
-    run: Runner, serve, hostile: Hostile
+    run: Runner, serve: Serve, hostile: Hostile
 ) -> None:
     """A byte every 0.2 s never lets a read time out: only the bound on each whole request
     (--timeout) ends these, and each retry has the same bound. (Servers that never answer
@@ -173,7 +176,7 @@ FILLER = b"<p>" + b"x" * 4000 + b"</p>\n"
 
 
 def test_endless_bodies_are_read_only_as_far_as_needed(
-    run: Runner, serve, hostile: Hostile
+    run: Runner, serve: Serve, hostile: Hostile
 ) -> None:
     no_length = hostile(
         endless(
@@ -213,7 +216,7 @@ def test_endless_bodies_are_read_only_as_far_as_needed(
 # ---- lying: half a body, garbage, too many headers ---------------------------------------------
 
 
-def test_half_a_body_is_broken_after_retries(run: Runner, serve, hostile: Hostile) -> None:
+def test_half_a_body_is_broken_after_retries(run: Runner, serve: Serve, hostile: Hostile) -> None:
     half = hostile(
         sends(head(200, {"Content-Type": "text/html", "Content-Length": "100000"}) + b"<p>" * 2000)
     )
@@ -254,7 +257,7 @@ INVALID = {
 
 
 def test_invalid_responses_are_broken_with_one_clear_line(
-    run: Runner, serve, hostile: Hostile
+    run: Runner, serve: Serve, hostile: Hostile
 ) -> None:
     servers = {case: hostile(sends(data)) for case, (data, _) in INVALID.items()}
     endless_headers = hostile(endless(b"HTTP/1.1 200 OK\r\n", b"X-More: yes\r\n"))
@@ -277,7 +280,7 @@ def test_invalid_responses_are_broken_with_one_clear_line(
 
 
 def test_a_hundred_kilobytes_of_headers_in_short_lines_are_accepted(
-    run: Runner, serve, hostile: Hostile
+    run: Runner, serve: Serve, hostile: Hostile
 ) -> None:
     """Browsers take up to 256 KB of headers; within 128 lines of 8 KB, so does linkpatrol."""
     padded = hostile(
@@ -308,7 +311,7 @@ def bombs() -> dict[str, Bomb]:
 
 @pytest.mark.parametrize("encoding", ["gzip", "br"])
 def test_decompression_bombs_are_capped_and_memory_stays_bounded(
-    tmp_path: Path, serve, hostile: Hostile, bombs: dict[str, Bomb], encoding: str
+    tmp_path: Path, serve: Serve, hostile: Hostile, bombs: dict[str, Bomb], encoding: str
 ) -> None:
     bomb = bombs[encoding]
     assert len(bomb.body) < 3 * MB and bomb.decoded_size > 2 * GB
@@ -348,7 +351,7 @@ def ca() -> trustme.CA:
 
 
 @pytest.fixture
-def https(tmp_path: Path) -> Iterator[Callable[[ssl.SSLContext], TestSite]]:
+def https(tmp_path: Path) -> Iterator[Https]:
     """Start HTTPS sites (each serving /page.html) presenting a given certificate."""
     sites: list[TestSite] = []
 
@@ -364,7 +367,7 @@ def https(tmp_path: Path) -> Iterator[Callable[[ssl.SSLContext], TestSite]]:
 
 
 def test_bad_certificates_are_broken_and_a_ca_bundle_trusts_a_private_ca(
-    run: Runner, serve, ca: trustme.CA, https, tmp_path: Path
+    run: Runner, serve: Serve, ca: trustme.CA, https: Https, tmp_path: Path
 ) -> None:
     month_ago = YESTERDAY - datetime.timedelta(days=30)
     servers = {
@@ -412,7 +415,7 @@ def test_bad_certificates_are_broken_and_a_ca_bundle_trusts_a_private_ca(
 
 
 def test_insecure_and_tls_entries_relax_only_the_hosts_they_name(
-    run: Runner, serve, ca: trustme.CA, https, tmp_path: Path
+    run: Runner, serve: Serve, ca: trustme.CA, https: Https, tmp_path: Path
 ) -> None:
     self_a = https(server_context(self_signed("127.0.0.1"), tmp_path))
     self_b = https(server_context(self_signed("127.0.0.1"), tmp_path))
@@ -443,7 +446,9 @@ def test_insecure_and_tls_entries_relax_only_the_hosts_they_name(
     assert "local issuer" in by_config[private_b.url("/page.html")]["error"]
 
 
-def test_insecure_star_verifies_no_host(run: Runner, serve, https, tmp_path: Path) -> None:
+def test_insecure_star_verifies_no_host(
+    run: Runner, serve: Serve, https: Https, tmp_path: Path
+) -> None:
     servers = [https(server_context(self_signed("127.0.0.1"), tmp_path)) for _ in range(2)]
     site = site_linking_to(serve, *[s.url("/page.html") for s in servers])
 
@@ -507,7 +512,9 @@ def moved(location: str) -> Page:
     return Page("", status=302, headers={"Location": location}, etag=False)
 
 
-def test_redirects_to_other_schemes_and_unresolvable_hosts_get_verdicts(run: Runner, serve) -> None:
+def test_redirects_to_other_schemes_and_unresolvable_hosts_get_verdicts(
+    run: Runner, serve: Serve
+) -> None:
     unfollowed = {
         "/to-file": "file:///etc/passwd",
         "/to-javascript": "javascript:alert(1)",
@@ -557,7 +564,9 @@ def test_never_resolving_names_are_not_looked_up() -> None:
     assert not never_resolves("localhost")
 
 
-def test_a_redirect_loop_across_two_hosts_is_broken_and_the_run_ends(run: Runner, serve) -> None:
+def test_a_redirect_loop_across_two_hosts_is_broken_and_the_run_ends(
+    run: Runner, serve: Serve
+) -> None:
     there = serve({"/robots.txt": no_robots()})
     here = serve(
         {
@@ -587,7 +596,7 @@ FINE = head(200, {"Content-Type": "text/plain", "Content-Length": "4"}) + b"fine
 
 
 def test_no_private_refuses_private_addresses_but_the_sites_own_hosts(
-    run: Runner, serve, hostile: Hostile, tmp_path: Path
+    run: Runner, serve: Serve, hostile: Hostile, tmp_path: Path
 ) -> None:
     other_loopback = hostile(sends(FINE), host="127.0.0.2")
     by_name = serve({"/robots.txt": no_robots(), "/page.html": Page("fine")})
@@ -648,7 +657,7 @@ def test_no_private_refuses_private_addresses_but_the_sites_own_hosts(
     assert by_name.requests() == []
 
 
-def test_without_no_private_the_same_links_are_requested(run: Runner, serve) -> None:
+def test_without_no_private_the_same_links_are_requested(run: Runner, serve: Serve) -> None:
     by_name = serve({"/robots.txt": no_robots(), "/page.html": Page("fine")})
     site = site_linking_to(serve, f"http://localhost:{by_name.port}/page.html")
 

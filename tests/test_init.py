@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from linkpatrol.config import _SCALAR_KEYS, SiteSettings, build_settings, load_file
-from tests.conftest import Runner
+from tests.conftest import Runner, Serve
 from tests.sitesrv import Page
 
 
@@ -68,7 +68,7 @@ def test_init_refuses_to_overwrite_without_force_and_checks_its_urls(
     assert 'start = ["https://example.org/"]' in target.read_text(encoding="utf-8")
 
 
-def test_a_check_runs_from_the_written_configuration(run: Runner, serve) -> None:
+def test_a_check_runs_from_the_written_configuration(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page('<a href="/gone">gone</a>')})
     assert run("init", site.url("/")).returncode == 0
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Handler, Page, html
 from tests.sitesrv import TestSite as LoopbackSite
 
 
-def test_two_spellings_of_one_resource_are_requested_once(run: Runner, serve) -> None:
+def test_two_spellings_of_one_resource_are_requested_once(run: Runner, serve: Serve) -> None:
     site = serve({})
     port = site.port
     start = f"http://localhost:{port}/"
@@ -115,7 +115,7 @@ def test_two_spellings_of_one_resource_are_requested_once(run: Runner, serve) ->
     assert all(n == 1 for n in counts.values()), counts
 
 
-def test_max_depth_leaves_deeper_urls_unchecked(run: Runner, serve) -> None:
+def test_max_depth_leaves_deeper_urls_unchecked(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/": Page(
@@ -256,7 +256,7 @@ def test_deepening_trap_finishes_with_default_limits(run: Runner) -> None:
     assert max(site.counts().values()) == 1
 
 
-def test_max_requests_and_max_time_accept_values(run: Runner, serve) -> None:
+def test_max_requests_and_max_time_accept_values(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page(html('<a href="/a">a</a>')), "/a": Page("a")})
 
     code, report = run.check_json(site.url("/"), "--max-requests", "1000", "--max-time", "90m")
@@ -293,7 +293,9 @@ def test_bad_limit_values_are_usage_errors(run: Runner, option: str, value: str)
 # ---- parallel work: no URL twice, a hung parser taken back ------------------------------------
 
 
-def test_two_hundred_pages_with_concurrency_32_request_each_url_once(run: Runner, serve) -> None:
+def test_two_hundred_pages_with_concurrency_32_request_each_url_once(
+    run: Runner, serve: Serve
+) -> None:
     far = serve({f"/ext/{n}": Page("ext") for n in range(20)})
     far.pages["/robots.txt"] = Page("", status=404)
     pages: dict[str, Page] = {}
@@ -351,7 +353,7 @@ WORKERS = pytest.mark.parametrize("workers", [(), ("--parse-workers", "1")], ids
 
 @WORKERS
 def test_parser_hanging_past_the_hard_limit_is_retried_once_then_broken(
-    run: Runner, serve, workers: tuple[str, ...]
+    run: Runner, serve: Serve, workers: tuple[str, ...]
 ) -> None:
     site = serve(
         {
@@ -393,7 +395,7 @@ CRASHING_HOOKS = misbehaving_hooks("/crash-target.html", "crashed.log", "os._exi
 
 @WORKERS
 def test_parser_dying_is_retried_once_then_broken(
-    run: Runner, serve, workers: tuple[str, ...]
+    run: Runner, serve: Serve, workers: tuple[str, ...]
 ) -> None:
     site = serve(
         {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
 # (line, markup, paths it must yield); line numbers are checked against the list position
@@ -76,7 +76,7 @@ FRAMES = [
 ]
 
 
-def test_every_tag_and_attribute_reported_at_its_line(run: Runner, serve) -> None:
+def test_every_tag_and_attribute_reported_at_its_line(run: Runner, serve: Serve) -> None:
     expected = {path: line for line, (_, paths) in enumerate(ALL_TAGS, 1) for path in paths}
     pages: dict[str, Page] = {path: Page("ok", content_type="text/plain") for path in expected}
     pages["/l/frame-left.html"] = Page("left")
@@ -106,7 +106,7 @@ def test_every_tag_and_attribute_reported_at_its_line(run: Runner, serve) -> Non
     assert frames_code == 0
 
 
-def test_link_on_line_57_is_reported_at_57(run: Runner, serve) -> None:
+def test_link_on_line_57_is_reported_at_57(run: Runner, serve: Serve) -> None:
     filler = [f"<p>paragraph {n}</p>" for n in range(3, 57)]
     body = html(
         "<!doctype html>",
@@ -131,7 +131,7 @@ def test_link_on_line_57_is_reported_at_57(run: Runner, serve) -> None:
     assert "/: lines 57, 59" in text.stdout
 
 
-def test_latin1_page_declared_by_header(run: Runner, serve) -> None:
+def test_latin1_page_declared_by_header(run: Runner, serve: Serve) -> None:
     body = html(
         "<html><body>",
         '<a href="/caf\xe9.html">caf\xe9</a>',
@@ -154,7 +154,7 @@ def test_latin1_page_declared_by_header(run: Runner, serve) -> None:
     assert code == 0
 
 
-def test_latin1_page_declared_by_meta_charset(run: Runner, serve) -> None:
+def test_latin1_page_declared_by_meta_charset(run: Runner, serve: Serve) -> None:
     body = html(
         '<html><head><meta charset="iso-8859-1"><title>m\xe9ta</title></head><body>',
         '<a href="/r\xe9sum\xe9.html">r\xe9sum\xe9</a>',
@@ -174,7 +174,7 @@ def test_latin1_page_declared_by_meta_charset(run: Runner, serve) -> None:
     assert code == 0
 
 
-def test_utf8_bom_wins_over_a_wrong_header(run: Runner, serve) -> None:
+def test_utf8_bom_wins_over_a_wrong_header(run: Runner, serve: Serve) -> None:
     body = b"\xef\xbb\xbf" + html("<html><body>", '<a href="/\xfcber.html">\xfcber</a>').encode()
     site = serve(
         {
@@ -189,7 +189,7 @@ def test_utf8_bom_wins_over_a_wrong_header(run: Runner, serve) -> None:
     assert code == 0
 
 
-def test_broken_html_still_yields_its_links(run: Runner, serve) -> None:
+def test_broken_html_still_yields_its_links(run: Runner, serve: Serve) -> None:
     body = html(
         "<html><head><title>broken</title><meta charset=utf-8>",
         "</head><body><div><p>text <b>bold <i>both</b> italic?",

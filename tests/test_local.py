@@ -13,7 +13,7 @@ import pytest
 
 from linkpatrol.inputs import parse_sitemap
 from linkpatrol.model import ConfigError
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page
 
 
@@ -145,7 +145,7 @@ def test_root_relative_links_without_a_base_url_resolve_in_the_folder(tmp_path: 
     assert code == 1
 
 
-def test_outside_links_of_local_files_are_checked_over_http(tmp_path: Path, serve) -> None:
+def test_outside_links_of_local_files_are_checked_over_http(tmp_path: Path, serve: Serve) -> None:
     site = serve({"/ok": Page("<html></html>"), "/gone": Page("no", status=404)})
     write(
         tmp_path / "www",
@@ -228,7 +228,7 @@ def test_a_file_given_alone_is_parsed_alone_and_what_it_links_to_is_checked(
     assert code == 1
 
 
-def test_urls_on_stdin_are_start_urls(tmp_path: Path, serve) -> None:
+def test_urls_on_stdin_are_start_urls(tmp_path: Path, serve: Serve) -> None:
     site = serve(
         {
             "/a": Page("<html><body>a</body></html>"),
@@ -246,7 +246,7 @@ def test_urls_on_stdin_are_start_urls(tmp_path: Path, serve) -> None:
     assert site.counts("GET")["/a"] == 1 and site.counts()["/b"] >= 1
 
 
-def test_sitemaps_by_url_through_an_index_and_gzip(tmp_path: Path, serve) -> None:
+def test_sitemaps_by_url_through_an_index_and_gzip(tmp_path: Path, serve: Serve) -> None:
     pages: dict[str, Any] = {
         "/blog/one.html": Page('<html><body><a href="two.html">two</a></body></html>'),
         "/blog/two.html": Page("<html><body>two</body></html>"),
@@ -282,7 +282,9 @@ def test_sitemaps_by_url_through_an_index_and_gzip(tmp_path: Path, serve) -> Non
     assert by_url(report)[site.url("/old.html")]["state"] == "broken"
 
 
-def test_check_anchors_all_reads_outside_pages_for_their_anchors(tmp_path: Path, serve) -> None:
+def test_check_anchors_all_reads_outside_pages_for_their_anchors(
+    tmp_path: Path, serve: Serve
+) -> None:
     outside = serve({"/doc.html": Page('<html><body><h1 id="there">x</h1></body></html>')})
     home = serve(
         {
@@ -310,7 +312,7 @@ def test_check_anchors_all_reads_outside_pages_for_their_anchors(tmp_path: Path,
 
 
 def test_file_urls_are_never_read_for_a_web_page_or_outside_the_folder(
-    tmp_path: Path, serve
+    tmp_path: Path, serve: Serve
 ) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("secret", encoding="utf-8")
@@ -335,7 +337,9 @@ def test_file_urls_are_never_read_for_a_web_page_or_outside_the_folder(
         (("--sitemap", "missing.xml"), "sitemap missing.xml: cannot read"),
     ],
 )
-def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], message: str):
+def test_bad_inputs_are_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
     proc = Runner(tmp_path).check(*args)
 
     assert proc.returncode == 2

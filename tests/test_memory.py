@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
 ETAG = '"v1-home"'
@@ -67,7 +67,7 @@ def links_from(db_path: str, src: str) -> list[tuple[str, int | None]]:
 
 
 def test_the_memory_keeps_verdicts_validators_times_and_links_with_lines(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     far = serve({"/fine": Page("ok", content_type="text/plain")})
     site = serve(memory_site(far.base))
@@ -115,7 +115,7 @@ def test_the_memory_keeps_verdicts_validators_times_and_links_with_lines(
     ]
 
 
-def stored_db(run: Runner, serve, tmp_path: Path) -> Path:
+def stored_db(run: Runner, serve: Serve, tmp_path: Path) -> Path:
     """A real memory left by one complete run, closed cleanly."""
     site = serve({"/": Page(html("<a href='/a'>a</a>")), "/a": Page("fine")})
     db = tmp_path / "kept.db"
@@ -169,7 +169,7 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 def test_bad_database_is_refused_with_one_line_and_left_untouched(
-    run: Runner, serve, tmp_path: Path, case: str
+    run: Runner, serve: Serve, tmp_path: Path, case: str
 ) -> None:
     spoil, message = BAD_INPUTS[case]
     db = stored_db(run, serve, tmp_path)
@@ -205,7 +205,7 @@ def _mount_namespaces_work() -> bool:
     reason="needs root and mount namespaces to bind-mount the database read-only",
 )
 def test_database_on_a_read_only_mount_is_refused_but_reports_still_read_it(
-    run: Runner, serve, tmp_path: Path
+    run: Runner, serve: Serve, tmp_path: Path
 ) -> None:
     """Root may write any file whatever its mode; a read-only mount stops even root."""
     db = stored_db(run, serve, tmp_path)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests import sitesrv
-from tests.conftest import Runner, by_url, memory_rows
+from tests.conftest import Runner, Serve, by_url, memory_rows
 from tests.hostile import MB, run_measured
 from tests.sitesrv import Page, html
 
@@ -267,7 +267,7 @@ def test_charset_header_beats_meta_and_bom_beats_both(odd_site: dict[str, Any]) 
     assert referrers(utf16) == [(site.url("/utf16be.html"), 3), (site.url("/utf16le.html"), 3)]
 
 
-def test_a_query_is_sent_in_the_encoding_of_its_page(run: Runner, serve) -> None:
+def test_a_query_is_sent_in_the_encoding_of_its_page(run: Runner, serve: Serve) -> None:
     """As browsers send it: a link's query in its page's legacy encoding, a character the
     encoding lacks as '&#N;'; the path in UTF-8, as a UTF-16 page's query."""
     latin = html(
@@ -297,7 +297,7 @@ def test_a_query_is_sent_in_the_encoding_of_its_page(run: Runner, serve) -> None
     assert all(hit.status == 200 for hit in site.requests() if hit.path != "/robots.txt")
 
 
-def test_a_lone_percent_sign_is_sent_as_browsers_send_it(run: Runner, serve) -> None:
+def test_a_lone_percent_sign_is_sent_as_browsers_send_it(run: Runner, serve: Serve) -> None:
     """Not as '%25': nginx answers 400 to '/100%.html' (a browser gets that), and a file
     named '100%.html' at '/100%25.html'."""
     site = serve(
@@ -387,7 +387,7 @@ def test_ipv6_literals_and_idn_hosts(odd_site: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ malformed redirects
 
 
-def test_redirect_to_a_malformed_url_is_broken(run: Runner, serve) -> None:
+def test_redirect_to_a_malformed_url_is_broken(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/": Page(html("<html><body>", '<a href="/moved">moved</a>')),
@@ -401,7 +401,9 @@ def test_redirect_to_a_malformed_url_is_broken(run: Runner, serve) -> None:
     assert moved["error"].startswith("redirect to an invalid URL (invalid IPv6 address)")
 
 
-def test_robots_txt_redirecting_to_a_malformed_url_allows_everything(run: Runner, serve) -> None:
+def test_robots_txt_redirecting_to_a_malformed_url_allows_everything(
+    run: Runner, serve: Serve
+) -> None:
     site = serve(
         {
             "/": Page(html("<html><body>", '<a href="/fine.html">fine</a>')),
@@ -417,7 +419,7 @@ def test_robots_txt_redirecting_to_a_malformed_url_allows_everything(run: Runner
 # ------------------------------------------------------------------ a million links
 
 
-def test_a_million_links_end_in_bounded_time_and_memory(tmp_path: Path, serve) -> None:
+def test_a_million_links_end_in_bounded_time_and_memory(tmp_path: Path, serve: Serve) -> None:
     """16 MB of ``<a href=/x/N>`` (N < 1000): the default --max-size (10 MB) stops reading
     the page, --max-urls stops the requests, and the report says so for each.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Runner, by_url, comparable, memory_write
+from tests.conftest import Runner, Serve, by_url, comparable, memory_write
 from tests.sitesrv import Page, html
 
 pytestmark = pytest.mark.backends
@@ -43,7 +43,7 @@ def shift_times(db: str, url: str, days: float, *columns: str) -> None:
     assert changed == 1
 
 
-def test_recheck_good_requests_nothing_found_good_recently(run: Runner, serve) -> None:
+def test_recheck_good_requests_nothing_found_good_recently(run: Runner, serve: Serve) -> None:
     far = serve({"/fine": Page("fine"), "/robots.txt": Page("", status=404)})
     site = serve(site_pages(far.base))
     code, first = run.check_json(site.url("/"))
@@ -62,7 +62,7 @@ def test_recheck_good_requests_nothing_found_good_recently(run: Runner, serve) -
     assert comparable(second) == comparable(first)
 
 
-def test_second_run_asks_conditionally_and_reuses_links_on_304(run: Runner, serve) -> None:
+def test_second_run_asks_conditionally_and_reuses_links_on_304(run: Runner, serve: Serve) -> None:
     far = serve({"/fine": Page("fine"), "/robots.txt": Page("", status=404)})
     site = serve(site_pages(far.base))
     code, first = run.check_json(site.url("/"))
@@ -114,7 +114,7 @@ def ghost_site() -> dict[str, Page]:
     }
 
 
-def test_ghost_links_of_a_failing_page_are_still_followed(run: Runner, serve) -> None:
+def test_ghost_links_of_a_failing_page_are_still_followed(run: Runner, serve: Serve) -> None:
     site = serve(ghost_site())
     code, _ = run.check_json(site.url("/"))
     assert code == 0
@@ -142,7 +142,7 @@ def test_ghost_links_of_a_failing_page_are_still_followed(run: Runner, serve) ->
     assert site.counts()["/b"] == 0 and site.counts()["/c"] == 0
 
 
-def test_ghost_links_expire_after_follow_ghost(run: Runner, serve) -> None:
+def test_ghost_links_expire_after_follow_ghost(run: Runner, serve: Serve) -> None:
     site = serve(ghost_site())
     assert run.check_json(site.url("/"))[0] == 0
     site.pages["/a"] = Page("<h1>oops</h1>", status=500)
@@ -176,7 +176,7 @@ def flaky_site() -> dict[str, Page]:
     }
 
 
-def test_report_after_holds_back_new_failures_until_they_last(run: Runner, serve) -> None:
+def test_report_after_holds_back_new_failures_until_they_last(run: Runner, serve: Serve) -> None:
     site = serve(flaky_site())
     flaky, never = site.url("/flaky"), site.url("/never")
 

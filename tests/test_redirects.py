@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
 
@@ -20,7 +20,7 @@ def no_robots() -> Page:
     return Page("", status=404)
 
 
-def test_redirect_inside_the_site_leads_to_a_parsed_page(run: Runner, serve) -> None:
+def test_redirect_inside_the_site_leads_to_a_parsed_page(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": no_robots(),
@@ -55,7 +55,7 @@ def test_redirect_inside_the_site_leads_to_a_parsed_page(run: Runner, serve) -> 
     assert site.counts()["/old"] == 1 and site.counts()["/new"] == 1
 
 
-def test_redirect_to_an_outside_url_is_only_checked(run: Runner, serve) -> None:
+def test_redirect_to_an_outside_url_is_only_checked(run: Runner, serve: Serve) -> None:
     far = serve(
         {
             "/robots.txt": no_robots(),
@@ -83,7 +83,9 @@ def test_redirect_to_an_outside_url_is_only_checked(run: Runner, serve) -> None:
     assert far.url("/far-inner") not in urls
 
 
-def test_outside_url_redirecting_into_the_site_gets_the_page_parsed(run: Runner, serve) -> None:
+def test_outside_url_redirecting_into_the_site_gets_the_page_parsed(
+    run: Runner, serve: Serve
+) -> None:
     site_pages: dict[str, Page] = {
         "/robots.txt": no_robots(),
         "/docs/": Page(html("<p>home</p>")),
@@ -108,7 +110,7 @@ def test_outside_url_redirecting_into_the_site_gets_the_page_parsed(run: Runner,
     assert urls[site.url("/docs/inner")]["state"] == "ok"
 
 
-def test_redirect_loop_and_long_chain_are_broken(run: Runner, serve) -> None:
+def test_redirect_loop_and_long_chain_are_broken(run: Runner, serve: Serve) -> None:
     hops = 12
     pages: dict[str, Page] = {
         "/robots.txt": no_robots(),
@@ -143,7 +145,7 @@ def test_redirect_loop_and_long_chain_are_broken(run: Runner, serve) -> None:
     assert all(counts[f"/hop{i}"] == 1 for i in range(hops + 1))
 
 
-def test_redirect_to_itself_is_broken(run: Runner, serve) -> None:
+def test_redirect_to_itself_is_broken(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": no_robots(),
@@ -159,7 +161,7 @@ def test_redirect_to_itself_is_broken(run: Runner, serve) -> None:
     assert code == 1
 
 
-def test_redirects_report_lists_them_as_warnings(run: Runner, serve) -> None:
+def test_redirects_report_lists_them_as_warnings(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": no_robots(),
@@ -199,7 +201,7 @@ def test_redirects_report_lists_them_as_warnings(run: Runner, serve) -> None:
 
 
 def test_broken_target_of_a_redirect_names_the_page_linking_to_the_redirect(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     site = serve(
         {
@@ -221,7 +223,7 @@ def test_broken_target_of_a_redirect_names_the_page_linking_to_the_redirect(
     assert "/docs/:2 (via /old-guide)" in block
 
 
-def test_redirect_hops_through_an_outside_site_are_all_recorded(run: Runner, serve) -> None:
+def test_redirect_hops_through_an_outside_site_are_all_recorded(run: Runner, serve: Serve) -> None:
     far = serve({"/robots.txt": no_robots()})
     site = serve(
         {
@@ -249,7 +251,7 @@ def test_redirect_hops_through_an_outside_site_are_all_recorded(run: Runner, ser
     assert final["referrers"] == [{"url": far.url("/hop2"), "line": None}]
 
 
-def test_a_start_url_that_redirects_takes_the_site_with_it(run: Runner, serve) -> None:
+def test_a_start_url_that_redirects_takes_the_site_with_it(run: Runner, serve: Serve) -> None:
     far = serve({"/robots.txt": no_robots(), "/login": Page(html('<a href="/x">x</a>'))})
     site = serve(
         {

@@ -29,7 +29,7 @@ from linkpatrol.config import FORMATS
 from linkpatrol.model import Action, AnchorMode, RedirectMode, ReportOptions, State
 from linkpatrol.report import Entry, Referrer, Report, Summary, build_report, render
 from linkpatrol.store import open_store
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 from tests.sitesrv import TestSite as LoopbackSite
 
@@ -312,7 +312,7 @@ def test_sarif_validates_with_a_result_per_occurrence_at_the_page(
 
 
 def test_incomplete_pass_is_an_error_in_junit_and_unsuccessful_in_sarif(
-    run: Runner, serve, junit_schema: etree.XMLSchema, sarif_validator: Draft4Validator
+    run: Runner, serve: Serve, junit_schema: etree.XMLSchema, sarif_validator: Draft4Validator
 ) -> None:
     site = serve({"/": Page(html(*(f'<a href="/p{n}">p</a>' for n in range(5))))})
 
@@ -412,7 +412,7 @@ def test_sitemap_lists_good_html_pages_with_lastmod(crawled: Crawled) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_check_output_file_equals_report_from_memory(run: Runner, serve, fmt: str) -> None:
+def test_check_output_file_equals_report_from_memory(run: Runner, serve: Serve, fmt: str) -> None:
     site = serve(
         {
             "/": Page(html('<a href="/gone">gone</a>', '<a href="/ok.html">ok</a>')),
@@ -431,7 +431,7 @@ def test_check_output_file_equals_report_from_memory(run: Runner, serve, fmt: st
     assert again.returncode == 1
 
 
-def test_fail_on_warning_makes_warnings_fail_the_run(run: Runner, serve) -> None:
+def test_fail_on_warning_makes_warnings_fail_the_run(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page(html('<a href="/no">no</a>')), "/no": Page("no", status=403)})
 
     default = run.check(site.url("/"), "-q")

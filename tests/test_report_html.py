@@ -34,8 +34,8 @@ from linkpatrol.store import Change, open_store
 from tests.browser import Watch, new_page
 from tests.browser import browser as browser_fixture
 from tests.browser import chromium as chromium_fixture
-from tests.conftest import Runner, by_url
-from tests.sitesrv import Page
+from tests.conftest import Runner, Serve, by_url
+from tests.sitesrv import Handler, Page
 from tests.sitesrv import TestSite as LoopbackSite
 from tests.sitesrv import html as page_lines
 
@@ -61,7 +61,7 @@ PAYLOADS = (
 BAD_LOCATION = 'http://"><script>window.__pwned=1</script>:0/'
 
 
-def hostile_site(crawl: int) -> dict[str, Page]:
+def hostile_site(crawl: int) -> dict[str, Page | Handler]:
     """The site as it is on the ``crawl``-th crawl (1, 2, 3)."""
     links = [f'<a href="{html.escape(p, quote=True)}">x</a>' for p in PAYLOADS]
     a_links = ['<a href="/missing.html">again</a>']
@@ -438,7 +438,7 @@ def test_a_big_site_keeps_every_problem_but_no_good_url_and_few_referrers_per_ro
     assert chart_values(doc, "verdicts")["ok"] == 20_000
 
 
-def test_one_pass_has_no_trend_and_a_clean_site_says_so(run: Runner, serve) -> None:
+def test_one_pass_has_no_trend_and_a_clean_site_says_so(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page(page_lines(*(f'<a href="/p{n}">p</a>' for n in range(4))))})
     for n in range(4):
         site.pages[f"/p{n}"] = Page("<p>fine</p>")

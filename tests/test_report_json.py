@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 from tests.sitesrv import TestSite as LoopbackSite
 
@@ -28,7 +28,7 @@ def assert_valid(validator: Draft202012Validator, report: dict[str, Any]) -> Non
     assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
 
 
-def varied_sites(serve) -> tuple[LoopbackSite, LoopbackSite]:  # type: ignore[no-untyped-def]
+def varied_sites(serve: Serve) -> tuple[LoopbackSite, LoopbackSite]:
     """A site with every state: ok, broken, warning, redirect, disallowed, unchecked, record."""
     far = serve(
         {
@@ -75,7 +75,7 @@ def ignore_rule(run: Runner, site: LoopbackSite) -> None:
 
 
 def test_json_report_validates_and_holds_every_url_but_ignored(
-    run: Runner, serve, validator: Draft202012Validator
+    run: Runner, serve: Serve, validator: Draft202012Validator
 ) -> None:
     site, far = varied_sites(serve)
     ignore_rule(run, site)
@@ -129,7 +129,7 @@ def test_json_report_validates_and_holds_every_url_but_ignored(
     assert summary["requests"] >= summary["requested"] >= 8
 
 
-def test_redirect_referrer_has_null_line(run: Runner, serve) -> None:
+def test_redirect_referrer_has_null_line(run: Runner, serve: Serve) -> None:
     site, _ = varied_sites(serve)
 
     _, report = run.check_json(site.url("/"))
@@ -144,7 +144,7 @@ def test_redirect_referrer_has_null_line(run: Runner, serve) -> None:
 
 
 def test_xref_json_validates_and_lists_links(
-    run: Runner, serve, validator: Draft202012Validator
+    run: Runner, serve: Serve, validator: Draft202012Validator
 ) -> None:
     site, far = varied_sites(serve)
     ignore_rule(run, site)
@@ -174,7 +174,7 @@ def test_xref_json_validates_and_lists_links(
 
 
 def test_incomplete_pass_json_validates(
-    run: Runner, serve, validator: Draft202012Validator
+    run: Runner, serve: Serve, validator: Draft202012Validator
 ) -> None:
     site, _ = varied_sites(serve)
 
@@ -187,7 +187,7 @@ def test_incomplete_pass_json_validates(
     assert report["stop_reason"] == "max-requests"
 
 
-def test_text_report_xref_lists_links_both_ways(run: Runner, serve) -> None:
+def test_text_report_xref_lists_links_both_ways(run: Runner, serve: Serve) -> None:
     site, far = varied_sites(serve)
     ignore_rule(run, site)
 
@@ -223,7 +223,7 @@ def test_text_report_xref_lists_links_both_ways(run: Runner, serve) -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_output_file_gets_the_report_and_stdout_stays_empty(
-    run: Runner, serve, fmt: str, validator: Draft202012Validator
+    run: Runner, serve: Serve, fmt: str, validator: Draft202012Validator
 ) -> None:
     site = serve({"/": Page(html('<a href="/gone">gone</a>'))})
 
@@ -241,7 +241,7 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(
         assert "Broken links (1):" in written and site.url("/gone") in written
 
 
-def test_output_to_an_unwritable_place_is_one_line(run: Runner, serve) -> None:
+def test_output_to_an_unwritable_place_is_one_line(run: Runner, serve: Serve) -> None:
     site = serve({"/": Page("<p>hi</p>")})
 
     proc = run.check(site.url("/"), "--output", "no/such/dir/report.txt")

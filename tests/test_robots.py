@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, free_port, html
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def arriving(pages: dict[str, Page], log: list[str]) -> dict[str, Handler]:
     return {path: wrap(page) for path, page in pages.items()}
 
 
-def test_robots_txt_is_asked_first_and_once_per_host(run: Runner, serve) -> None:
+def test_robots_txt_is_asked_first_and_once_per_host(run: Runner, serve: Serve) -> None:
     far_log: list[str] = []
     site_log: list[str] = []
     far_pages = {
@@ -67,7 +67,7 @@ def test_robots_txt_is_asked_first_and_once_per_host(run: Runner, serve) -> None
     assert site.url("/robots.txt") not in by_url(report)
 
 
-def test_disallowed_urls_are_never_requested(run: Runner, serve) -> None:
+def test_disallowed_urls_are_never_requested(run: Runner, serve: Serve) -> None:
     far = serve(
         {
             "/robots.txt": robots("User-agent: *", "Disallow: /private"),
@@ -110,7 +110,7 @@ def test_disallowed_urls_are_never_requested(run: Runner, serve) -> None:
     assert requested == {"/robots.txt", "/", "/docs/manual.pdf.html", "/public"}
 
 
-def test_disallowed_start_url_is_not_requested(run: Runner, serve) -> None:
+def test_disallowed_start_url_is_not_requested(run: Runner, serve: Serve) -> None:
     site = serve({"/robots.txt": robots("User-agent: *", "Disallow: /"), "/": Page("home")})
 
     code, report = run.check_json(site.url("/"))
@@ -120,7 +120,7 @@ def test_disallowed_start_url_is_not_requested(run: Runner, serve) -> None:
     assert [h.path for h in site.requests()] == ["/robots.txt"]
 
 
-def test_missing_robots_txt_allows_everything(run: Runner, serve) -> None:
+def test_missing_robots_txt_allows_everything(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": Page("gone", status=410),
@@ -136,7 +136,7 @@ def test_missing_robots_txt_allows_everything(run: Runner, serve) -> None:
     assert site.counts()["/a"] == 1
 
 
-def test_robots_server_error_means_nothing_is_requested(run: Runner, serve) -> None:
+def test_robots_server_error_means_nothing_is_requested(run: Runner, serve: Serve) -> None:
     far = serve({"/robots.txt": Page("oops", status=500), "/x": Page("fine")})
     flaky = serve({"/robots.txt": Page("busy", status=503), "/y": Page("fine")})
     site = serve(
@@ -161,7 +161,7 @@ def test_robots_server_error_means_nothing_is_requested(run: Runner, serve) -> N
 
 
 def test_robots_txt_answering_too_many_requests_means_nothing_is_requested(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     """A 429 asks the robot to slow down; read as a 4xx it would allow everything."""
     busy = serve(
@@ -180,7 +180,7 @@ def test_robots_txt_answering_too_many_requests_means_nothing_is_requested(
     assert [h.path for h in busy.requests()] == ["/robots.txt", "/robots.txt"]  # one retry
 
 
-def test_refused_host_gives_broken_urls_without_requests(run: Runner, serve) -> None:
+def test_refused_host_gives_broken_urls_without_requests(run: Runner, serve: Serve) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     site = serve(
         {
@@ -199,7 +199,7 @@ def test_refused_host_gives_broken_urls_without_requests(run: Runner, serve) -> 
         assert "connection refused" in entry["error"]
 
 
-def test_robots_failure_is_not_remembered_into_the_next_run(run: Runner, serve) -> None:
+def test_robots_failure_is_not_remembered_into_the_next_run(run: Runner, serve: Serve) -> None:
     """A host whose robots.txt failed tonight is asked again tomorrow, not judged from memory."""
     far = serve({"/robots.txt": Page("oops", status=500), "/x": Page("fine")})
     site = serve(
@@ -216,7 +216,7 @@ def test_robots_failure_is_not_remembered_into_the_next_run(run: Runner, serve) 
     assert code == 0
 
 
-def test_good_robots_txt_is_remembered_for_the_next_run(run: Runner, serve) -> None:
+def test_good_robots_txt_is_remembered_for_the_next_run(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": robots("User-agent: *", "Disallow: /no"),
@@ -234,7 +234,7 @@ def test_good_robots_txt_is_remembered_for_the_next_run(run: Runner, serve) -> N
     assert site.counts()["/no"] == 0
 
 
-def test_crawl_delay_spaces_requests(run: Runner, serve) -> None:
+def test_crawl_delay_spaces_requests(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": robots("User-agent: *", "Crawl-delay: 1"),
@@ -251,7 +251,7 @@ def test_crawl_delay_spaces_requests(run: Runner, serve) -> None:
     assert times[1] - times[0] >= 0.9
 
 
-def test_no_robots_requests_everything_with_a_warning(run: Runner, serve) -> None:
+def test_no_robots_requests_everything_with_a_warning(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": robots("User-agent: *", "Disallow: /"),
@@ -268,7 +268,7 @@ def test_no_robots_requests_everything_with_a_warning(run: Runner, serve) -> Non
     assert site.counts()["/robots.txt"] == 0
 
 
-def test_group_for_linkpatrol_wins_over_the_wildcard(run: Runner, serve) -> None:
+def test_group_for_linkpatrol_wins_over_the_wildcard(run: Runner, serve: Serve) -> None:
     site = serve(
         {
             "/robots.txt": robots(
@@ -305,7 +305,7 @@ def test_group_for_linkpatrol_wins_over_the_wildcard(run: Runner, serve) -> None
     assert site.counts()["/private/plans"] == 0
 
 
-def test_redirected_robots_txt_is_followed(run: Runner, serve) -> None:
+def test_redirected_robots_txt_is_followed(run: Runner, serve: Serve) -> None:
     log: list[str] = []
     pages = {
         "/robots.txt": Page("", status=301, headers={"Location": "/real-robots.txt"}),
@@ -325,7 +325,7 @@ def test_redirected_robots_txt_is_followed(run: Runner, serve) -> None:
     assert "/hidden" not in log
 
 
-def test_robots_txt_starting_with_a_byte_order_mark_is_obeyed(run: Runner, serve) -> None:
+def test_robots_txt_starting_with_a_byte_order_mark_is_obeyed(run: Runner, serve: Serve) -> None:
     """Editors on Windows save robots.txt with a UTF-8 BOM; its first group still counts."""
     site = serve(
         {
@@ -347,7 +347,7 @@ def test_robots_txt_starting_with_a_byte_order_mark_is_obeyed(run: Runner, serve
     assert site.counts()["/private/plans"] == 0
 
 
-def test_robots_txt_redirected_away_from_http_counts_as_missing(run: Runner, serve) -> None:
+def test_robots_txt_redirected_away_from_http_counts_as_missing(run: Runner, serve: Serve) -> None:
     """A redirect to a non-HTTP URL cannot be followed: as if there were no robots.txt
     (RFC 9309, 2.3.1.2), never a local file read or the whole host judged broken."""
     for target in ("file:///etc/hostname", "data:text/plain,User-agent:%20*%0ADisallow:%20/"):
@@ -368,7 +368,9 @@ def test_robots_txt_redirected_away_from_http_counts_as_missing(run: Runner, ser
         assert site.counts()["/a"] == 1, target
 
 
-def test_robots_txt_cut_at_the_size_limit_loses_its_partial_last_line(run: Runner, serve) -> None:
+def test_robots_txt_cut_at_the_size_limit_loses_its_partial_last_line(
+    run: Runner, serve: Serve
+) -> None:
     """A rule cut in half by the 500 KiB limit would be another rule: 'Allow: /private/pr'
     of 'Allow: /private/press/' would open /private/prices too."""
     limit = 500 * 1024
@@ -394,7 +396,7 @@ def test_robots_txt_cut_at_the_size_limit_loses_its_partial_last_line(run: Runne
     assert site.counts()["/private/prices"] == 0
 
 
-def test_groups_are_matched_by_the_whole_product_token(run: Runner, serve) -> None:
+def test_groups_are_matched_by_the_whole_product_token(run: Runner, serve: Serve) -> None:
     """'User-agent: LinkPatrol/0.1' (copied from a server log) names linkpatrol;
     'User-agent: Link' names another robot, whose name linkpatrol's merely begins with."""
     versioned = serve(

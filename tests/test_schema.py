@@ -17,6 +17,7 @@ from linkpatrol.store import Outcome, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import (
     Runner,
+    Serve,
     assert_memory_intact,
     is_postgres,
     memory_rows,
@@ -77,7 +78,7 @@ def test_a_report_upgrades_a_schema_1_memory_and_reads_it_all(
 
 
 def test_a_crawl_on_an_upgraded_memory_adds_a_pass_with_response_times(
-    run: Runner, serve, old_memory: Path
+    run: Runner, serve: Serve, old_memory: Path
 ) -> None:
     site = serve({"/": Page('<a href="/x">x</a>'), "/x": Page("x")})
 

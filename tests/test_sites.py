@@ -29,7 +29,7 @@ from linkpatrol.config import SiteTable
 from linkpatrol.model import ConfigError
 from linkpatrol.sites import NO_SITE, SiteMatcher
 from tests import sitesrv
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Hit, Page, html
 from tests.test_config import assert_config_error, write
 from tests.test_fetching import head_refused, sequence, sleeper
@@ -121,6 +121,7 @@ class ForwardProxy:
             def relay(self) -> None:
                 proxy.seen.append((self.command, self.path))
                 target = urlsplit(self.path)
+                assert target.hostname is not None, self.path
                 upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
                 hop = ("connection", "proxy-connection", "keep-alive")
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in hop}
@@ -232,7 +233,7 @@ def test_secrets_come_from_the_environment_and_never_show() -> None:
 
 
 def test_credentials_reach_their_site_only_redirects_and_retries_included(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     env = secrets()
     a = serve({})
@@ -348,7 +349,7 @@ action = "check"
 
 
 def test_robots_txt_outside_the_prefix_gets_the_user_agent_not_the_credentials(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     env = secrets()
     a = serve(
@@ -383,7 +384,9 @@ password_env = "LP_SITE_TEST_PASSWORD" }}]
     assert seen["/other"]["user-agent"].startswith("linkpatrol/")
 
 
-def test_a_missing_secret_is_one_line_naming_the_table_and_the_variable(run: Runner, serve) -> None:
+def test_a_missing_secret_is_one_line_naming_the_table_and_the_variable(
+    run: Runner, serve: Serve
+) -> None:
     a = serve({"/": Page("<p>fine</p>")})
     write(
         run.cwd,
@@ -398,7 +401,9 @@ def test_a_missing_secret_is_one_line_naming_the_table_and_the_variable(run: Run
     assert not Path(run.db).exists()  # refused before anything is written
 
 
-def test_a_secret_with_a_line_break_is_refused_without_showing_it(run: Runner, serve) -> None:
+def test_a_secret_with_a_line_break_is_refused_without_showing_it(
+    run: Runner, serve: Serve
+) -> None:
     a = serve({"/": Page("<p>fine</p>")})
     write(
         run.cwd,
@@ -416,7 +421,9 @@ def test_a_secret_with_a_line_break_is_refused_without_showing_it(run: Runner, s
 # ---- the way there: user agent, proxy, timeout, TLS ------------------------------------------
 
 
-def test_proxy_carries_the_sites_requests_only(run: Runner, serve, proxy: ForwardProxy) -> None:
+def test_proxy_carries_the_sites_requests_only(
+    run: Runner, serve: Serve, proxy: ForwardProxy
+) -> None:
     a = serve({"/robots.txt": ROBOTS_OK, "/page": Page("<p>A</p>")})
     b = serve({"/robots.txt": ROBOTS_OK, "/page": Page("<p>B</p>")})
     start = serve(
@@ -445,7 +452,7 @@ def test_proxy_carries_the_sites_requests_only(run: Runner, serve, proxy: Forwar
     assert all("x-team" not in lower(h) for h in b.requests())
 
 
-def test_a_sites_timeout_is_its_own(run: Runner, serve) -> None:
+def test_a_sites_timeout_is_its_own(run: Runner, serve: Serve) -> None:
     a = serve({"/robots.txt": ROBOTS_OK, "/hang": hang(3.0)})
     b = serve({"/robots.txt": ROBOTS_OK, "/slow": sleeper(1.0)})
     start = serve(
@@ -487,7 +494,7 @@ def secure_sites(ca: trustme.CA) -> Iterator[list[sitesrv.TestSite]]:
 
 
 def test_tls_per_site_a_ca_bundle_for_one_no_verification_for_another(
-    run: Runner, serve, ca: trustme.CA, secure_sites: list[sitesrv.TestSite]
+    run: Runner, serve: Serve, ca: trustme.CA, secure_sites: list[sitesrv.TestSite]
 ) -> None:
     trusted, unknown, insecure = secure_sites
     ca.cert_pem.write_to_path(str(Path(run.cwd) / "ca.pem"))
@@ -533,7 +540,7 @@ insecure = true
 # ---- politeness: per_host and delay for one host ----------------------------------------------
 
 
-def test_per_host_for_one_site_leaves_the_others_alone(run: Runner, serve) -> None:
+def test_per_host_for_one_site_leaves_the_others_alone(run: Runner, serve: Serve) -> None:
     slow_pages = {f"/slow/{i}": sleeper(0.2) for i in range(6)}
     a = serve({"/robots.txt": ROBOTS_OK, **slow_pages})
     b = serve({"/robots.txt": ROBOTS_OK, **slow_pages})
@@ -549,7 +556,7 @@ def test_per_host_for_one_site_leaves_the_others_alone(run: Runner, serve) -> No
     assert b.max_active > 1  # --per-host 8 as before
 
 
-def test_delay_for_one_site_spaces_its_requests(run: Runner, serve) -> None:
+def test_delay_for_one_site_spaces_its_requests(run: Runner, serve: Serve) -> None:
     lock = threading.Lock()
     times: list[float] = []
     pages = {f"/p{i}": arrivals(times, lock) for i in range(4)}
@@ -624,7 +631,7 @@ def test_site_holding_something_else_than_prefixes_and_tables(run: Runner) -> No
     assert_config_error(proc, "linkpatrol.toml", "site #2", "table")
 
 
-def test_parse_true_makes_the_prefix_part_of_the_site(run: Runner, serve) -> None:
+def test_parse_true_makes_the_prefix_part_of_the_site(run: Runner, serve: Serve) -> None:
     docs = serve({"/robots.txt": ROBOTS_OK, "/": Page('<a href="/gone">gone</a>')})
     start = serve({"/robots.txt": ROBOTS_OK, "/": Page(f'<a href="{docs.url("/")}">docs</a>')})
     write(run.cwd, "linkpatrol.toml", f'[[site]]\nprefix = "{docs.url("/")}"\nparse = true\n')

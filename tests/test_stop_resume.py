@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests import sitesrv
-from tests.conftest import Runner, assert_memory_intact, comparable, memory_rows
+from tests.conftest import Runner, Serve, assert_memory_intact, comparable, memory_rows
 from tests.sitesrv import Page, html
 
 pytestmark = pytest.mark.backends
@@ -136,7 +136,7 @@ def repeated(site: sitesrv.TestSite) -> dict[str, int]:
 
 
 def test_kill_9_mid_crawl_then_resume_finishes_the_same_pass(
-    run: Runner, serve, tmp_path: Path
+    run: Runner, serve: Serve, tmp_path: Path
 ) -> None:
     pages = generated_site(indexes=10, per_index=30)
     gate = Gate(pages, after=120)
@@ -190,7 +190,7 @@ def small_site(count: int) -> dict[str, Page]:
     [(signal.SIGTERM, "json"), (signal.SIGINT, "text"), (signal.SIGHUP, "json")],
 )
 def test_signal_stops_saves_reports_incomplete_and_resumes(
-    run: Runner, serve, signum: signal.Signals, fmt: str
+    run: Runner, serve: Serve, signum: signal.Signals, fmt: str
 ) -> None:
     pages = small_site(40)
     gate = Gate(pages, after=12)
@@ -221,7 +221,7 @@ def test_signal_stops_saves_reports_incomplete_and_resumes(
     assert second["summary"]["broken"] == 4
 
 
-def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, serve) -> None:
+def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, serve: Serve) -> None:
     pages = small_site(40)
     gate = Gate(pages, after=12)
     site = serve(gate.site())
@@ -260,7 +260,7 @@ def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, se
 
 
 @pytest.mark.backends("sqlite")  # PostgreSQL crawlers share a pass: tests/test_workers.py
-def test_a_second_crawler_on_the_same_memory_is_refused(run: Runner, serve) -> None:
+def test_a_second_crawler_on_the_same_memory_is_refused(run: Runner, serve: Serve) -> None:
     pages = small_site(30)
     gate = Gate(pages, after=8)
     site = serve(gate.site())
@@ -304,7 +304,7 @@ def test_a_second_crawler_on_the_same_memory_is_refused(run: Runner, serve) -> N
     assert max(Counter(h.path for h in site.requests()).values()) == 1
 
 
-def test_max_requests_stops_with_exit_3_and_the_next_run_resumes(run: Runner, serve) -> None:
+def test_max_requests_stops_with_exit_3_and_the_next_run_resumes(run: Runner, serve: Serve) -> None:
     pages = small_site(12)
     site = serve(pages)
     start = site.url("/")
@@ -339,7 +339,7 @@ def slow_page(body: str, pause: float) -> Callable[[Any], int]:
 
 
 @pytest.mark.backends("sqlite")  # the timer is the engine's; resuming is tested on both
-def test_max_time_stops_a_slow_crawl_with_exit_3(run: Runner, serve) -> None:
+def test_max_time_stops_a_slow_crawl_with_exit_3(run: Runner, serve: Serve) -> None:
     links = [f'<a href="/s/{k}">s</a>' for k in range(30)]
     pages: dict[str, Any] = {"/": Page(html("<body>", *links, "</body>"))}
     pages.update({f"/s/{k}": slow_page("<p>slow</p>", 0.5) for k in range(30)})
@@ -353,7 +353,7 @@ def test_max_time_stops_a_slow_crawl_with_exit_3(run: Runner, serve) -> None:
     assert code == 0 and again["complete"] is True
 
 
-def test_other_start_urls_start_a_new_pass_instead_of_resuming(run: Runner, serve) -> None:
+def test_other_start_urls_start_a_new_pass_instead_of_resuming(run: Runner, serve: Serve) -> None:
     pages = small_site(6)
     site = serve(pages)
 
@@ -371,7 +371,7 @@ def test_other_start_urls_start_a_new_pass_instead_of_resuming(run: Runner, serv
 
 @pytest.mark.backends("sqlite")  # the signal handling is the command's, whatever the memory
 def test_sigterm_while_the_run_is_prepared_stops_it_cleanly_before_any_request(
-    run: Runner, serve
+    run: Runner, serve: Serve
 ) -> None:
     """A signal that comes before the crawl's own handlers are in place (here while the
     sitemap is read) still stops the run the clean way: exit 3, an incomplete report."""

@@ -28,6 +28,7 @@ import linkpatrol.store.sql as sql_store
 import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
+from linkpatrol.store.postgres import PostgresStore
 from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import (
     Runner,
@@ -953,6 +954,7 @@ def test_both_sides_of_every_connection_give_up_on_a_silent_peer_in_seconds(
         joint = "&" if "?" in postgres_url else "?"
         url = f"{postgres_url}{joint}{query}" if query else postgres_url
         store = open_store(url, crawl=True)
+        assert isinstance(store, PostgresStore)
         try:
             assert keepalive_of(store._holder) == (server, client)  # the liveness lock's
             with store._pool().connection() as pooled:

@@ -15,7 +15,7 @@ import pytest
 import trustme
 
 from tests import sitesrv
-from tests.conftest import Runner, by_url
+from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
 
@@ -48,7 +48,7 @@ def secure(ca: trustme.CA) -> Iterator[sitesrv.TestSite]:
 
 
 def test_untrusted_certificate_is_a_broken_link(
-    run: Runner, serve, secure: sitesrv.TestSite
+    run: Runner, serve: Serve, secure: sitesrv.TestSite
 ) -> None:
     site = serve(
         {
@@ -68,7 +68,7 @@ def test_untrusted_certificate_is_a_broken_link(
 
 
 def test_trusted_certificate_works(
-    run: Runner, serve, ca: trustme.CA, secure: sitesrv.TestSite
+    run: Runner, serve: Serve, ca: trustme.CA, secure: sitesrv.TestSite
 ) -> None:
     bundle = Path(run.cwd) / "ca.pem"
     ca.cert_pem.write_to_path(str(bundle))

@@ -24,6 +24,7 @@ import pytest
 from tests import netlab, sitesrv
 from tests.conftest import (
     Runner,
+    Serve,
     assert_memory_intact,
     comparable,
     memory_rows,
@@ -113,7 +114,7 @@ def repeated(site: sitesrv.TestSite) -> dict[str, int]:
 
 
 def test_three_workers_share_one_pass_and_print_the_same_report(
-    run: Runner, serve, postgres_url: str, fresh_url: str
+    run: Runner, serve: Serve, postgres_url: str, fresh_url: str
 ) -> None:
     pages = generated_site(indexes=10, per_index=30)
     # slow enough that the pass outlasts a few heartbeats: the first worker to have a
@@ -148,7 +149,7 @@ def test_three_workers_share_one_pass_and_print_the_same_report(
 
 
 def test_a_worker_killed_mid_crawl_loses_nothing(
-    run: Runner, serve, postgres_url: str, fresh_url: str
+    run: Runner, serve: Serve, postgres_url: str, fresh_url: str
 ) -> None:
     pages = generated_site(indexes=10, per_index=30)
     gate, handlers = gated(pages, 0.02)
@@ -212,7 +213,7 @@ def wait_for_requests(site: sitesrv.TestSite, count: int, procs: list[Any]) -> N
 
 
 def test_workers_ride_out_a_database_gone_for_a_while_and_say_so_when_it_stays_gone(
-    run: Runner, serve, postgres_url: str, fresh_url: str
+    run: Runner, serve: Serve, postgres_url: str, fresh_url: str
 ) -> None:
     # the database goes away (every connection dropped, none taken) for 2 s, as when its
     # server restarts: with --db-wait 1s a worker gives up, with the default it waits
@@ -261,7 +262,9 @@ def test_workers_ride_out_a_database_gone_for_a_while_and_say_so_when_it_stays_g
         assert comparable(report) == comparable(alone)
 
 
-def test_a_stop_ends_the_wait_for_a_database_gone(run: Runner, serve, postgres_url: str) -> None:
+def test_a_stop_ends_the_wait_for_a_database_gone(
+    run: Runner, serve: Serve, postgres_url: str
+) -> None:
     pages = generated_site(indexes=10, per_index=30)
     gate, handlers = gated(pages, 0.02)
     gate.release()
@@ -292,7 +295,7 @@ def test_a_stop_ends_the_wait_for_a_database_gone(run: Runner, serve, postgres_u
 
 
 def test_the_per_host_limit_holds_for_all_workers_together(
-    run: Runner, serve, postgres_url: str
+    run: Runner, serve: Serve, postgres_url: str
 ) -> None:
     pages = generated_site(indexes=4, per_index=20)
     gate, handlers = gated(pages, 0.02)
@@ -430,7 +433,7 @@ def test_a_worker_cut_off_without_a_word_is_taken_for_gone_in_seconds_and_says_s
 
 
 def test_other_start_urls_are_refused_while_workers_run_and_status_lists_them(
-    run: Runner, serve, postgres_url: str, tmp_path: Path
+    run: Runner, serve: Serve, postgres_url: str, tmp_path: Path
 ) -> None:
     pages = generated_site(indexes=3, per_index=10)
     gate = Gate(pages, after=10)
@@ -479,7 +482,7 @@ def test_other_start_urls_are_refused_while_workers_run_and_status_lists_them(
 
 
 def test_status_lists_the_one_crawler_of_a_sqlite_memory(
-    run: Runner, serve, tmp_path: Path
+    run: Runner, serve: Serve, tmp_path: Path
 ) -> None:
     pages = generated_site(indexes=2, per_index=5)
     gate = Gate(pages, after=4)

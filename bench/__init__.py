@@ -1,0 +1,1 @@
+"""Benchmarks of linkpatrol against its peers, and of its own parts (see RESULTS.md)."""
