@@ -1,4 +1,5 @@
-"""Canonical URLs, limits against infinite URL spaces, and parse workers that hang or die."""
+"""Limits against infinite URL spaces and URLs left out by their form; parse workers that
+hang or die. How each URL is judged is in test_urls.py: this is what needs a crawl."""
 
 from __future__ import annotations
 
@@ -15,136 +16,54 @@ from tests.sitesrv import Handler, Page, html
 from tests.sitesrv import TestSite as LoopbackSite
 
 
-def test_two_spellings_of_one_resource_are_requested_once(run: Runner, serve: Serve) -> None:
+def test_urls_not_requested_for_their_form_are_in_the_report(run: Runner, serve: Serve) -> None:
+    """Spellings of one URL are requested once (tests/test_urls.py has them all); a URL
+    with a password, or deeper than --max-depth, is not requested but is in the report."""
     site = serve({})
-    port = site.port
-    start = f"http://localhost:{port}/"
+    start = f"http://localhost:{site.port}/"
+    userinfo = f"http://user:secret@localhost:{site.port}/private.html"
     site.pages.update(
         {
             "/": Page(
                 html(
-                    "<html><head><title>spellings</title></head><body>",
-                    f'<a href="http://LocalHost:{port}/h.html">host case</a>',
-                    f'<a href="HTTP://localhost:{port}/h.html">scheme case</a>',
-                    '<a href="/h.html">plain</a>',
-                    '<a href="/a/./b/../c.html">dot segments</a>',
-                    '<a href="a/c.html">relative</a>',
-                    '<a href="/%7Euser/">tilde encoded</a>',
-                    '<a href="/~user/">tilde</a>',
-                    '<a href="/f.html#a">fragment a</a>',
-                    '<a href="/f.html#b">fragment b</a>',
-                    '<a href="  /w.html \t ">spaces around</a>',
-                    '<a href="/w.html">plain w</a>',
-                    '<a href="http://EXAMPLE.com:80/p">default port</a>',
-                    '<a href="http://example.com./p">trailing dot</a>',
-                    '<a href="http://bücher.example/p">IDN</a>',
-                    '<a href="http://xn--bcher-kva.example/p">punycode</a>',
-                    '<a href="/%61bc.html">unreserved escaped</a>',
-                    '<a href="/abc.html">abc</a>',
-                    '<a href="/based.html">a page with base href</a>',
-                    f'<a href="http://user:secret@localhost:{port}/private.html">userinfo</a>',
-                    '<a href="/x%2fy.html">escape in lower case</a>',
-                    '<a href="/x%2Fy.html">escape in upper case</a>',
-                    "</body></html>",
-                )
-            ),
-            "/h.html": Page("h"),
-            "/a/c.html": Page("c"),
-            "/~user/": Page("home"),
-            "/%7Euser/": Page("home"),
-            "/f.html": Page("f"),
-            "/w.html": Page("w"),
-            "/abc.html": Page("abc"),
-            "/based.html": Page(
-                html(
-                    '<html><head><base href="/sub/"></head><body>',
-                    '<a href="x.html">through the base</a>',
-                    '<a href="../h.html">up from the base</a>',
-                    "</body></html>",
-                )
-            ),
-            "/sub/x.html": Page("x"),
-            "/private.html": Page("private"),
-            "/x%2Fy.html": Page("escaped slash"),
-            "/x%2fy.html": Page("escaped slash"),
-        }
-    )
-    Path(run.cwd, "linkpatrol.toml").write_text(
-        "[[rule]]\n"
-        "regex = '^http://(example\\.com|xn--bcher-kva\\.example)/'\n"
-        'action = "record"\n',
-        encoding="utf-8",
-    )
-
-    code, report = run.check_json(start)
-
-    assert code == 0, report
-    urls = by_url(report)
-    page = start
-
-    def lines(path_or_url: str) -> list[int]:
-        url = path_or_url if "://" in path_or_url else start.rstrip("/") + path_or_url
-        return sorted(r["line"] for r in urls[url]["referrers"] if r["url"] == page)
-
-    assert lines("/h.html") == [2, 3, 4]
-    assert lines("/a/c.html") == [5, 6]
-    tilde = [u for u in urls if "user/" in u and "@" not in u]
-    assert len(tilde) == 1, tilde
-    assert lines(tilde[0]) == [7, 8]
-    assert lines("/f.html") == [9, 10]
-    assert lines("/w.html") == [11, 12]
-    assert lines("http://example.com/p") == [13, 14]
-    assert lines("http://xn--bcher-kva.example/p") == [15, 16]
-    assert lines("/abc.html") == [17, 18]
-    based = start + "based.html"
-    assert urls[start + "sub/x.html"]["referrers"] == [{"url": based, "line": 2}]
-    assert {"url": based, "line": 3} in urls[start + "h.html"]["referrers"]
-    assert not [u for u in urls if "#" in u or "/./" in u or "/../" in u or " " in u]
-    assert not [u for u in urls if "LocalHost" in u or u.startswith("HTTP")]
-    userinfo = [e for u, e in urls.items() if "@" in u]
-    assert len(userinfo) == 1
-    assert (userinfo[0]["action"], userinfo[0]["state"]) == ("record", "unchecked")
-
-    counts = site.counts()
-    for path in ("/h.html", "/a/c.html", "/f.html", "/w.html", "/abc.html", "/sub/x.html"):
-        assert counts[path] == 1, (path, counts)
-    assert counts["/~user/"] + counts["/%7Euser/"] + counts["/%7euser/"] == 1, counts
-    assert counts["/private.html"] == 0
-    assert lines("/x%2Fy.html") == [21, 22]
-    assert counts["/x%2Fy.html"] + counts["/x%2fy.html"] == 1, counts
-    assert all(n == 1 for n in counts.values()), counts
-
-
-def test_max_depth_leaves_deeper_urls_unchecked(run: Runner, serve: Serve) -> None:
-    site = serve(
-        {
-            "/": Page(
-                html(
                     "<html><body>",
-                    '<a href="/a/b/c.html">three segments</a>',
+                    f'<a href="http://LocalHost:{site.port}/a/b/c.html">three segments</a>',
+                    '<a href="/a/./b/x/../c.html#top">the same, spelled otherwise</a>',
                     '<a href="/a/b/c/">three, a folder</a>',
                     '<a href="/a/b/c/d.html">four segments</a>',
+                    f'<a href="{userinfo}">userinfo</a>',
                     "</body></html>",
                 )
             ),
             "/a/b/c.html": Page("c"),
             "/a/b/c/": Page(html('<a href="d/e.html">five</a>')),
             "/a/b/c/d.html": Page("d"),
+            "/private.html": Page("private"),
         }
     )
 
-    code, report = run.check_json(site.url("/"), "--max-depth", "3")
+    code, report = run.check_json(start, "--max-depth", "3")
+    text = run("report", "--db", run.db)
 
+    assert code == 0, report
     urls = by_url(report)
-    assert urls[site.url("/a/b/c.html")]["state"] == "ok"
-    assert urls[site.url("/a/b/c/")]["state"] == "ok"
-    for path in ("/a/b/c/d.html", "/a/b/c/d/e.html"):
-        entry = urls[site.url(path)]
+    three = urls[start + "a/b/c.html"]
+    assert three["state"] == "ok"
+    assert sorted(r["line"] for r in three["referrers"]) == [2, 3]
+    assert urls[start + "a/b/c/"]["state"] == "ok"
+    for path in ("a/b/c/d.html", "a/b/c/d/e.html"):
+        entry = urls[start + path]
         assert entry["state"] == "unchecked", entry
         assert "--max-depth 3" in entry["error"]
         assert entry["reportable"] is False
-        assert site.counts()[path] == 0
-    assert code == 0
+    assert (urls[userinfo]["action"], urls[userinfo]["state"]) == ("record", "unchecked")
+    counts = site.counts()
+    assert counts["/a/b/c/d.html"] == counts["/a/b/c/d/e.html"] == counts["/private.html"] == 0
+    assert all(n == 1 for n in counts.values()), counts
+    # the text report says which URLs were left out and why
+    assert "Not checked, a limit was reached (2):" in text.stdout
+    for path in ("a/b/c/d.html", "a/b/c/d/e.html"):
+        assert f"{start}{path}  (not requested: " in text.stdout
 
 
 # ---- the calendar trap ---------------------------------------------------------------------

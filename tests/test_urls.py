@@ -4,6 +4,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from linkpatrol.config import SiteSettings
+from linkpatrol.extract import extract_html
+from linkpatrol.model import Action
+from linkpatrol.parsepool import LinkDecider
+from linkpatrol.policy import Policy
 from linkpatrol.urls import (
     BadURL,
     canonical,
@@ -15,6 +20,7 @@ from linkpatrol.urls import (
     scheme,
     similar_pattern,
 )
+from tests.sitesrv import html
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -491,3 +497,112 @@ def test_similar_pattern_counts_numbers_tokens_and_queries_as_one(
     url: str, pattern: str | None
 ) -> None:
     assert similar_pattern(url) == pattern
+
+
+# ---------------------------------------------------------------- how a crawl judges a link
+# A page's links as a parse worker decides them (extracted, resolved against the page or its
+# <base>, canonical, an action each), and what the crawl then declines to request: no server.
+
+SITE = "http://localhost:8000/"
+
+# (the markup of one line of the site's home page, the URL it decides to, its action); the
+# rows are the page's lines 2, 3, ... in order, and rows of one URL are spellings of it
+SPELLINGS: list[tuple[str, str, Action]] = [
+    ('<a href="http://LocalHost:8000/h.html">host case</a>', SITE + "h.html", Action.PARSE),
+    ('<a href="HTTP://localhost:8000/h.html">scheme case</a>', SITE + "h.html", Action.PARSE),
+    ('<a href="/h.html">plain</a>', SITE + "h.html", Action.PARSE),
+    ('<a href="/a/./b/../c.html">dot segments</a>', SITE + "a/c.html", Action.PARSE),
+    ('<a href="a/c.html">relative</a>', SITE + "a/c.html", Action.PARSE),
+    ('<a href="/%7Euser/">tilde encoded</a>', SITE + "~user/", Action.PARSE),
+    ('<a href="/~user/">tilde</a>', SITE + "~user/", Action.PARSE),
+    ('<a href="/f.html#a">fragment a</a>', SITE + "f.html", Action.PARSE),
+    ('<a href="/f.html#b">fragment b</a>', SITE + "f.html", Action.PARSE),
+    ('<a href="  /w.html \t ">spaces around</a>', SITE + "w.html", Action.PARSE),
+    ('<a href="/w.html">plain w</a>', SITE + "w.html", Action.PARSE),
+    ('<a href="http://EXAMPLE.com:80/p">default port</a>', "http://example.com/p", Action.CHECK),
+    ('<a href="http://example.com./p">trailing dot</a>', "http://example.com/p", Action.CHECK),
+    ('<a href="http://bücher.example/p">IDN</a>', "http://xn--bcher-kva.example/p", Action.CHECK),
+    (
+        '<a href="http://xn--bcher-kva.example/p">punycode</a>',
+        "http://xn--bcher-kva.example/p",
+        Action.CHECK,
+    ),
+    ('<a href="/%61bc.html">unreserved escaped</a>', SITE + "abc.html", Action.PARSE),
+    ('<a href="/abc.html">abc</a>', SITE + "abc.html", Action.PARSE),
+    ('<a href="/based.html">a page with base href</a>', SITE + "based.html", Action.PARSE),
+    (
+        '<a href="http://user:secret@localhost:8000/private.html">userinfo</a>',
+        "http://user:secret@localhost:8000/private.html",
+        Action.RECORD,
+    ),
+    ('<a href="/x%2fy.html">escape in lower case</a>', SITE + "x%2Fy.html", Action.PARSE),
+    ('<a href="/x%2Fy.html">escape in upper case</a>', SITE + "x%2Fy.html", Action.PARSE),
+]
+
+
+def decided(body: str, page_url: str = SITE) -> list[tuple[str, int | None, Action]]:
+    """The page's links as a parse worker sends them to the crawl: URL, line, action."""
+    decider = LinkDecider(Policy(SiteSettings(start_urls=(SITE,))))
+    links = decider.page(extract_html(body.encode()), page_url)[0]
+    assert all(invalid is None for _, _, _, invalid, _ in links), links
+    return [(url, line, action) for url, line, action, _, _ in links]
+
+
+@pytest.mark.parametrize(("markup", "url", "action"), SPELLINGS, ids=lambda v: str(v)[:40])
+def test_each_spelling_decides_to_its_canonical_url_and_action(
+    markup: str, url: str, action: Action
+) -> None:
+    assert decided(markup) == [(url, 1, action)]
+
+
+def test_spellings_of_one_resource_on_a_page_are_one_url_with_each_line() -> None:
+    page = html("<html><head><title>spellings</title></head><body>", *(m for m, _, _ in SPELLINGS))
+    lines: dict[str, list[int | None]] = {}
+    for url, line, _ in decided(page):
+        lines.setdefault(url, []).append(line)
+
+    expected: dict[str, list[int | None]] = {}
+    for line, (_, url, _) in enumerate(SPELLINGS, start=2):
+        expected.setdefault(url, []).append(line)
+    assert lines == expected
+    assert lines[SITE + "h.html"] == [2, 3, 4]
+    assert lines[SITE + "~user/"] == [7, 8]
+    assert lines["http://example.com/p"] == [13, 14]
+    assert lines[SITE + "x%2Fy.html"] == [21, 22]
+
+
+def test_links_on_a_page_with_a_base_resolve_against_the_base() -> None:
+    page = html(
+        '<html><head><base href="/sub/"></head><body>',
+        '<a href="x.html">through the base</a>',
+        '<a href="../h.html">up from the base</a>',
+        "</body></html>",
+    )
+
+    assert decided(page, SITE + "based.html") == [
+        (SITE + "sub/x.html", 2, Action.PARSE),
+        (SITE + "h.html", 3, Action.PARSE),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        (SITE + "a/b/c.html", None),
+        (SITE + "a/b/c/", None),
+        (SITE + "a/b/c/d.html", "not requested: 4 path segments, over --max-depth 3"),
+        (SITE + "a/b/c/d/e.html", "not requested: 5 path segments, over --max-depth 3"),
+        (SITE + "a/b/c.html?x=/y/z", None),
+        (
+            "http://user:secret@localhost:8000/private.html",
+            "not requested: URL carries a user name or password",
+        ),
+        ("http://user@example.com/", "not requested: URL carries a user name or password"),
+    ],
+)
+def test_urls_too_deep_or_with_userinfo_are_not_requested(url: str, reason: str | None) -> None:
+    policy = Policy(SiteSettings(start_urls=(SITE,), max_depth=3))
+
+    assert policy.limit_reason(url) == reason
+    if "@" in url:
+        assert policy.action(url) is Action.RECORD
