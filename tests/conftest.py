@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
@@ -34,6 +34,7 @@ DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgres")
 SCHEMA_PREFIX = "lp_test_"
 STALE_SCHEMA_AGE = 3600.0  # seconds after which a test schema nobody uses is left over
+T = TypeVar("T")
 # the ``serve`` fixture: starts a site of the given pages, stopped when the test ends
 Serve = Callable[[Mapping[str, Page | Handler]], TestSite]
 
@@ -243,6 +244,56 @@ def assert_memory_intact(db: str) -> None:
         assert memory_rows(db, "PRAGMA integrity_check") == [("ok",)]
     dangling = {name: memory_rows(db, sql)[0][0] for name, sql in _DANGLING.items()}
     assert not any(dangling.values()), dangling
+
+
+def memory_done(db: str, start: str) -> tuple[bool, list[int], bool, set[str]]:
+    """Whether the memory has its tables yet, its passes, whether the last is complete,
+    and the site paths whose outcome in the last the memory has (robots.txt: the site's
+    record). On PostgreSQL, what is committed: a crawler may still be writing."""
+    if not is_postgres(db) and not Path(db).exists():
+        return False, [], False, set()
+    import psycopg
+
+    try:
+        passes = memory_rows(db, "SELECT id, complete FROM passes ORDER BY id")
+    except (sqlite3.Error, psycopg.Error):  # cut before it made its tables
+        return False, [], False, set()
+    if not passes:
+        return True, [], False, set()
+    base = start.rstrip("/")
+    urls = memory_rows(
+        db,
+        "SELECT url FROM urls WHERE done_pass = ? AND id NOT IN (SELECT url_id FROM frontier)",
+        (passes[-1][0],),
+    )
+    done = {url[len(base) :] for (url,) in urls if url.startswith(base + "/")}
+    if memory_rows(db, "SELECT count(*) FROM sites")[0][0]:
+        done.add("/robots.txt")
+    return True, [p[0] for p in passes], bool(passes[-1][1]), done
+
+
+def wait_until(
+    condition: Callable[[], T | None], timeout: float, what: str, every: float = 0.02
+) -> T:
+    """Poll ``condition`` until it holds, and return what it gave; after ``timeout``
+    seconds, fail saying ``what`` was awaited. A condition may raise to fail at once (a
+    process that ended before what it was awaited for)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"waited {timeout:g} s for {what}")
+        time.sleep(every)
+
+
+def running(proc: subprocess.Popen[str]) -> None:
+    """Fail at once if ``proc`` has ended (a condition of :func:`wait_until` calls it)."""
+    if proc.poll() is not None:
+        out, err = proc.communicate()
+        said = f"{(out or '')[-500:]} {err or ''}".strip()
+        raise AssertionError(f"the run ended early, exit {proc.returncode}: {said}")
 
 
 class Runner:

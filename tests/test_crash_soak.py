@@ -13,12 +13,12 @@ the report of an uninterrupted one.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -28,12 +28,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psycopg
+import psutil
 import pytest
 
 from linkpatrol.store import open_store
-from tests.conftest import Runner, Serve, assert_memory_intact, comparable, is_postgres, memory_rows
+from tests.conftest import (
+    Runner,
+    Serve,
+    assert_memory_intact,
+    comparable,
+    is_postgres,
+    memory_done,
+    memory_rows,
+    running,
+    wait_until,
+)
 from tests.sitesrv import Page
+from tests.sitesrv import TestSite as LoopbackSite
 from tests.test_stop_resume import generated_site
 
 pytestmark = pytest.mark.backends
@@ -48,6 +59,9 @@ QUIET = 0.2  # seconds without a request: the server has served all it will
 # however fast the machine, and a cut in a run's first 0.3 s cannot end most of the pass
 LATENCY = 0.02
 SETTLE_LIMIT = 15.0
+# CPU seconds a parse worker has spent once it is at work on a big page: far more than it
+# takes to start and wait, far less than the page takes
+PARSING_CPU = 0.1
 RUN_LIMIT = 120.0
 
 
@@ -191,20 +205,23 @@ class Ledger:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate(timeout=30)
+        if is_postgres(runner.db):
+            sessions_ended(runner.db)
         memory = memory_done(runner.db, start)
         return Stop(run, cut, proc.returncode, out, err, self._signalled_at, *memory)
 
     def wait_quiet(self) -> None:
-        """Until the requests dead crawlers left in their sockets have all been served."""
-        deadline = time.monotonic() + SETTLE_LIMIT
-        seen = -1
-        while time.monotonic() < deadline:
+        """Until the requests dead crawlers left in their sockets have all been served:
+        none is being answered, and none came in the last ``QUIET`` seconds."""
+        seen = [-1]
+
+        def quiet() -> bool:
             with self._lock:
                 count, active = len(self.arrivals), self.active
-            if count == seen and active == 0:
-                return
-            seen = count
-            time.sleep(QUIET)
+            last, seen[0] = seen[0], count
+            return count == last and active == 0
+
+        wait_until(quiet, SETTLE_LIMIT, "the server to go quiet", every=QUIET)
 
     def paths(self, run: str) -> Counter[str]:
         with self._lock:
@@ -219,43 +236,16 @@ def sessions_ended(db: str) -> None:
     """On PostgreSQL, wait until the stopped run's sessions are gone (its processes are,
     but the server notices a dead client's connection a moment later): a COMMIT the run
     sent just before its end is finished by then, and the memory is what it will stay."""
-    deadline = time.monotonic() + SETTLE_LIMIT
-    while time.monotonic() < deadline:
-        (others,) = memory_rows(
-            db,
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE application_name = current_setting('application_name') "
-            "AND pid <> pg_backend_pid()",
-        )[0]
-        if others == 0:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"sessions of a stopped run still open after {SETTLE_LIMIT} s")
-
-
-def memory_done(db: str, start: str) -> tuple[bool, list[int], bool, set[str]]:
-    """Whether the memory has its tables yet, its passes, whether the last is complete,
-    and the site paths whose outcome in the last the memory has."""
-    if is_postgres(db):
-        sessions_ended(db)
-    elif not Path(db).exists():
-        return False, [], False, set()
-    try:
-        passes = memory_rows(db, "SELECT id, complete FROM passes ORDER BY id")
-    except (sqlite3.Error, psycopg.Error):  # cut before it made its tables
-        return False, [], False, set()
-    if not passes:
-        return True, [], False, set()
-    base = start.rstrip("/")
-    urls = memory_rows(
-        db,
-        "SELECT url FROM urls WHERE done_pass = ? AND id NOT IN (SELECT url_id FROM frontier)",
-        (passes[-1][0],),
+    sessions = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE application_name = current_setting('application_name') "
+        "AND pid <> pg_backend_pid()"
     )
-    done = {url[len(base) :] for (url,) in urls if url.startswith(base + "/")}
-    if memory_rows(db, "SELECT count(*) FROM sites")[0][0]:
-        done.add("/robots.txt")
-    return True, [p[0] for p in passes], bool(passes[-1][1]), done
+    wait_until(
+        lambda: memory_rows(db, sessions)[0][0] == 0,
+        SETTLE_LIMIT,
+        "the sessions of a stopped run to end",
+    )
 
 
 def assert_sound(db: str, stop: Stop) -> None:
@@ -459,6 +449,27 @@ def test_sigterm_while_the_report_is_written_lets_it_finish_whole(
     assert_memory_intact(run.db)
 
 
+def wait_parsing(proc: subprocess.Popen[str], site: LoopbackSite) -> None:
+    """Until the site's home page (seconds of work to parse) was answered, and a parse
+    worker of the crawl is at work on it: one of its processes has been busy a while."""
+
+    def home_answered() -> bool:
+        running(proc)
+        return any(h.path == "/" for h in site.requests())
+
+    def parsing() -> bool:
+        running(proc)
+        with contextlib.suppress(psutil.Error):
+            for worker in psutil.Process(proc.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if sum(worker.cpu_times()[:2]) >= PARSING_CPU:
+                        return True
+        return False
+
+    wait_until(home_answered, RUN_LIMIT, "the home page to be answered")
+    wait_until(parsing, RUN_LIMIT, "a parse worker to be at work on the home page")
+
+
 @pytest.mark.backends("sqlite")  # PostgreSQL's lock is a connection's, let go the same way
 def test_a_crawler_killed_while_a_worker_parses_leaves_the_memory_free_at_once(
     run: Runner, serve: Serve
@@ -468,11 +479,7 @@ def test_a_crawler_killed_while_a_worker_parses_leaves_the_memory_free_at_once(
     site = serve({"/": Page(f"<html><body>\n{links}</body></html>"), "/robots.txt": Page("")})
     proc = run.popen("check", "--db", run.db, site.url("/"))
     try:
-        deadline = time.monotonic() + 60
-        while not any(h.path == "/" for h in site.requests()) and time.monotonic() < deadline:
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.01)
-        time.sleep(0.3)  # a worker is parsing the page (seconds of work)
+        wait_parsing(proc, site)
     finally:
         proc.kill()
         proc.wait(timeout=30)  # the crawler only: the worker still holds its stdout
@@ -492,11 +499,7 @@ def test_a_stop_while_a_worker_parses_says_one_line_and_no_traceback(
     site = serve({"/": Page(f"<html><body>\n{links}</body></html>"), "/robots.txt": Page("")})
     proc = run.popen("check", "--db", run.db, site.url("/"))
     try:
-        deadline = time.monotonic() + 60
-        while not any(h.path == "/" for h in site.requests()) and time.monotonic() < deadline:
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.01)
-        time.sleep(0.2)  # a worker is parsing the page (a second of work)
+        wait_parsing(proc, site)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=RUN_LIMIT)
     finally:

@@ -6,20 +6,19 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import pytest
 from lxml import html as lxml_html
 
-from tests.conftest import Runner, Serve
+from tests.conftest import Runner, Serve, wait_until
 from tests.sitesrv import Page
 from tests.test_stop_resume import Gate, generated_site
 
@@ -200,12 +199,13 @@ def test_progress_of_a_crawl_in_another_process_is_live(
     assert running["pending"] > 0 and running["seen"] > running["done"] > 0
     assert status["phase"] == running["phase"] and status["pass"] == running["pass"]
     assert "running (or cut off)" in text and "waiting" in text
-    deadline = time.monotonic() + 30
-    finished = board.get("/api/status").json()
-    while not finished["complete"] and time.monotonic() < deadline:
-        time.sleep(0.1)
-        finished = board.get("/api/status").json()
-    assert finished["complete"] and finished["pending"] == 0
+
+    def finished_status() -> dict[str, Any] | None:
+        status: dict[str, Any] = board.get("/api/status").json()
+        return status if status["complete"] else None
+
+    finished = wait_until(finished_status, 30, "the pass to be complete", every=0.1)
+    assert finished["pending"] == 0
     assert finished["done"] == finished["seen"] and finished["done"] > running["done"]
     assert finished["verdicts"]["broken"] > 0
 

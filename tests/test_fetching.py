@@ -23,7 +23,7 @@ import pytest
 
 from linkpatrol import __version__
 from linkpatrol.curlfetch import parse_content_type
-from tests.conftest import Runner, Serve, by_url
+from tests.conftest import Runner, Serve, by_url, wait_until
 from tests.sitesrv import Hit, Page, html
 
 if TYPE_CHECKING:
@@ -149,14 +149,8 @@ def no_robots() -> Page:
     return Page("", status=404)
 
 
-def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
-    """Server threads log a request when its handler returns: give them a moment."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+# seconds a server thread may take to log a request (it does when its handler returns)
+LOGGED_LIMIT = 5.0
 
 
 def page_hits(hits: list[Hit]) -> list[Hit]:
@@ -213,10 +207,12 @@ def test_huge_binary_costs_one_chunk_and_is_ok(run: Runner, serve: Serve) -> Non
     assert urls[site.url("/huge-error")]["state"] == "broken"
     assert code == 1
     # each handler notices the hang-up on its next write
-    assert wait_for(lambda: bool(inside and outside and error_page))
-    assert wait_for(lambda: site.counts()["/big.iso"] == 1)
-    assert wait_for(
-        lambda: sorted(h.method for h in far.requests() if h.path == "/big.bin") == ["GET", "HEAD"]
+    wait_until(lambda: inside and outside and error_page, LOGGED_LIMIT, "three hang-ups")
+    wait_until(lambda: site.counts()["/big.iso"] == 1, LOGGED_LIMIT, "/big.iso logged")
+    wait_until(
+        lambda: sorted(h.method for h in far.requests() if h.path == "/big.bin") == ["GET", "HEAD"],
+        LOGGED_LIMIT,
+        "a HEAD and a GET of /big.bin logged",
     )
     for written in (inside, outside, error_page):
         assert len(written) == 1 and written[0] < 64 * 1024, (inside, outside, error_page)
@@ -266,8 +262,7 @@ def test_html_page_is_read_only_up_to_max_size(run: Runner, serve: Serve) -> Non
     assert "max-size" in huge["error"]
     assert urls[site.url("/early")]["state"] == "ok"  # links before the limit are followed
     assert code == 0
-    assert wait_for(lambda: bool(written))
-    print("html written", written)
+    wait_until(lambda: written, LOGGED_LIMIT, "the hang-up of /huge.html")
     assert written and written[0] < 256 * 1024 + 4 * MB, written
 
 
@@ -495,7 +490,7 @@ def test_timeouts_are_retried(run: Runner, serve: Serve) -> None:
         release.set()
 
     assert by_url(report)[site.url("/stuck")]["state"] == "broken"
-    assert wait_for(lambda: site.counts()["/stuck"] == 2), site.counts()
+    wait_until(lambda: site.counts()["/stuck"] == 2, LOGGED_LIMIT, "two requests of /stuck")
     assert code == 1
 
 

@@ -18,8 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Runner, Serve, assert_memory_intact, comparable, memory_rows
-from tests.test_crash_soak import memory_done
+from tests.conftest import (
+    Runner,
+    Serve,
+    assert_memory_intact,
+    comparable,
+    memory_done,
+    memory_rows,
+)
 from tests.test_stop_resume import generated_site
 
 DISK_SIZE = 32 * 1024 * 1024  # room for the memory of a whole crawl, its WAL included

@@ -17,12 +17,22 @@ from typing import Any
 import pytest
 
 from tests import sitesrv
-from tests.conftest import Runner, Serve, assert_memory_intact, comparable, memory_rows
+from tests.conftest import (
+    Runner,
+    Serve,
+    assert_memory_intact,
+    comparable,
+    memory_done,
+    memory_rows,
+    running,
+    wait_until,
+)
 from tests.sitesrv import Page, html
 
 pytestmark = pytest.mark.backends
 
 HOLD_LIMIT = 60.0  # a held request is always answered after this, so nothing hangs forever
+SETTLE_LIMIT = 15.0  # seconds a held run may take to write what it was answered
 
 
 class Gate:
@@ -66,37 +76,32 @@ class Gate:
 
     def wait_holding(self, proc: subprocess.Popen[str], limit: float = 60.0) -> None:
         """Until the server has answered ``after`` requests and holds at least one more."""
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
+
+        def holding() -> bool:
+            running(proc)
             with self._lock:
-                if self.seen > self.after and self.holding > 0:
-                    return
-            assert proc.poll() is None, f"the crawl ended early: {proc.communicate()}"
-            time.sleep(0.02)
-        raise AssertionError(f"the server saw only {self.seen} requests in {limit:g}s")
+                return self.seen > self.after and self.holding > 0
+
+        wait_until(holding, limit, f"{self.after} requests answered and one more held")
 
     def wait_idle(self, limit: float = 30.0) -> None:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            with self._lock:
-                if self.holding == 0:
-                    return
-            time.sleep(0.02)
+        """Until no request is held."""
+        wait_until(lambda: self.holding == 0, limit, "the held requests to be answered")
 
     def interrupt(
         self,
         proc: subprocess.Popen[str],
         act: Callable[[subprocess.Popen[str]], None],
-        settle: float,
+        ready: Callable[[], bool],
     ) -> tuple[str, str, set[str]]:
-        """Once the run is held, wait ``settle`` s, ``act`` on it, collect it, let go.
+        """Once the run is held and ``ready`` says so, ``act`` on it, collect it, let go.
 
         Returns its stdout, stderr and the paths it was held on (its requests in flight).
         """
         try:
             try:
                 self.wait_holding(proc)
-                time.sleep(settle)
+                wait_until(ready, SETTLE_LIMIT, "the run to be ready to be interrupted")
                 held = set(self.held)
                 act(proc)
                 out, err = proc.communicate(timeout=30)
@@ -135,6 +140,12 @@ def repeated(site: sitesrv.TestSite) -> dict[str, int]:
     return {path: n for path, n in site.counts().items() if n > 1}
 
 
+def remembered(site: sitesrv.TestSite, db: str) -> Callable[[], bool]:
+    """Whether the memory has the outcome of every request the site has answered."""
+    start = site.url("/")
+    return lambda: {h.path for h in site.requests()} <= memory_done(db, start)[3]
+
+
 def test_kill_9_mid_crawl_then_resume_finishes_the_same_pass(
     run: Runner, serve: Serve, tmp_path: Path
 ) -> None:
@@ -143,8 +154,8 @@ def test_kill_9_mid_crawl_then_resume_finishes_the_same_pass(
     site = serve(gate.site())
     start = site.url("/")
     proc = run.popen("check", "--db", run.db, "--format", "json", start)
-    # after a second the outcomes of the answered requests have reached the memory
-    _, _, held = gate.interrupt(proc, lambda p: p.kill(), settle=1.0)
+    # once the outcomes of the answered requests have reached the memory
+    _, _, held = gate.interrupt(proc, lambda p: p.kill(), remembered(site, run.db))
     assert held
     assert proc.returncode == -signal.SIGKILL
 
@@ -197,7 +208,7 @@ def test_signal_stops_saves_reports_incomplete_and_resumes(
     site = serve(gate.site())
     start = site.url("/")
     proc = run.popen("check", "--db", run.db, "--format", fmt, start)
-    out, err, held = gate.interrupt(proc, lambda p: p.send_signal(signum), settle=0.5)
+    out, err, held = gate.interrupt(proc, lambda p: p.send_signal(signum), remembered(site, run.db))
 
     assert proc.returncode == 3, (out, err)
     if fmt == "json":
@@ -243,7 +254,7 @@ def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, se
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGINT)
 
-    out, err, _ = gate.interrupt(proc, ctrl_c_twice, settle=0.3)
+    out, err, _ = gate.interrupt(proc, ctrl_c_twice, remembered(site, run.db))
 
     assert proc.returncode == 3, (out, err)
     assert "Traceback" not in err
@@ -270,9 +281,9 @@ def test_a_second_crawler_on_the_same_memory_is_refused(run: Runner, serve: Serv
         try:
             gate.wait_holding(first)
             # the answered requests are logged as their answers end: wait for all of them
-            deadline = time.monotonic() + 10
-            while len(site.requests()) < gate.after and time.monotonic() < deadline:
-                time.sleep(0.01)
+            wait_until(
+                lambda: len(site.requests()) >= gate.after, 10, "the answered requests logged"
+            )
             before = len(site.requests())
 
             second = run.check(start)

@@ -28,7 +28,9 @@ from tests.conftest import (
     assert_memory_intact,
     comparable,
     memory_rows,
+    running,
     scratch_schema,
+    wait_until,
 )
 from tests.relay import Relay, relay
 from tests.sitesrv import Page
@@ -71,14 +73,17 @@ def enlisted(db: str) -> int:
         return 0
 
 
+def all_running(procs: list[subprocess.Popen[str]]) -> bool:
+    """True, or a failure saying which worker ended before its time and what it said."""
+    for proc in procs:
+        running(proc)
+    return True
+
+
 def assemble(gate: Gate, db: str, procs: list[subprocess.Popen[str]]) -> None:
     """Hold the site until every worker has joined the pass, then let it answer."""
     try:
-        deadline = time.monotonic() + 60
-        while enlisted(db) < len(procs) and time.monotonic() < deadline:
-            ended = [p.communicate() for p in procs if p.poll() is not None]
-            assert not ended, f"a worker ended before the others came: {ended}"
-            time.sleep(0.05)
+        wait_until(lambda: all_running(procs) and enlisted(db) >= len(procs), 60, "the crew")
         assert enlisted(db) == len(procs)
     finally:
         gate.release()
@@ -158,11 +163,9 @@ def test_a_worker_killed_mid_crawl_loses_nothing(
     procs = start_workers(run, postgres_url, start, "--per-host", "6")
     try:
         assemble(gate, postgres_url, procs)
-        deadline = time.monotonic() + 60
-        while len(site.requests()) < 100 and time.monotonic() < deadline:
-            assert procs[0].poll() is None, "the crawl ended before the kill"
-            time.sleep(0.02)
-        assert len(site.requests()) >= 100
+        wait_until(
+            lambda: all_running(procs[:1]) and len(site.requests()) >= 100, 60, "100 requests"
+        )
         # frozen first, so that what it holds can be read before the others take it back
         procs[0].send_signal(signal.SIGSTOP)
         held = {
@@ -204,12 +207,9 @@ def through(relayed: Relay, url: str) -> str:
 
 
 def wait_for_requests(site: sitesrv.TestSite, count: int, procs: list[Any]) -> None:
-    deadline = time.monotonic() + 60
-    while len(site.requests()) < count and time.monotonic() < deadline:
-        ended = [p.communicate() for p in procs if p.poll() is not None]
-        assert not ended, f"a worker ended early: {ended}"
-        time.sleep(0.02)
-    assert len(site.requests()) >= count
+    wait_until(
+        lambda: all_running(procs) and len(site.requests()) >= count, 60, f"{count} requests"
+    )
 
 
 def test_workers_ride_out_a_database_gone_for_a_while_and_say_so_when_it_stays_gone(
@@ -442,15 +442,14 @@ def test_other_start_urls_are_refused_while_workers_run_and_status_lists_them(
     procs = start_workers(run, postgres_url, start, count=2)
     try:
         gate.wait_holding(procs[0])
-        deadline = time.monotonic() + 30
-        listed: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
+
+        def both_listed() -> list[dict[str, Any]] | None:
             status = run("status", "--db", postgres_url, "--format", "json")
             assert status.returncode == 0, status.stderr
-            listed = json.loads(status.stdout)["workers"]
-            if len(listed) == 2:
-                break
-            time.sleep(0.1)
+            workers: list[dict[str, Any]] = json.loads(status.stdout)["workers"]
+            return workers if len(workers) == 2 else None
+
+        listed = wait_until(both_listed, 30, "both workers in the status", every=0.1)
         assert sorted(w["pid"] for w in listed) == sorted(p.pid for p in procs)
         assert all(w["host"] and w["since"] and w["heartbeat"] for w in listed)
         text = run("status", "--db", postgres_url)
