@@ -24,6 +24,7 @@ COMPILED = [
     "linkpatrol/curlfetch.py",
     "linkpatrol/extract.py",
     "linkpatrol/fetch.py",
+    "linkpatrol/httpparts.py",
     "linkpatrol/parsepool.py",
     "linkpatrol/policy.py",
     "linkpatrol/report/__init__.py",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from linkpatrol import __version__
+from linkpatrol.httpparts import HTTP_TOKEN_RE
 from linkpatrol.local import Mount
 from linkpatrol.model import (
     Action,
@@ -448,7 +449,6 @@ _SITE_KEYS = frozenset(
         "insecure",
     }
 )
-HTTP_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header or cookie name, a MIME type
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNSENDABLE_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no header value may hold
 

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import functools
 import ipaddress
 import os
-import re
 import selectors
 import socket
 import ssl
@@ -30,17 +28,29 @@ from urllib.parse import urlsplit
 import pycurl
 
 from linkpatrol.addresses import AddressRefused, is_public, never_resolves
-from linkpatrol.config import HTTP_TOKEN_RE, SiteSettings
-from linkpatrol.fetch import (
+from linkpatrol.config import SiteSettings
+from linkpatrol.fetch import PEEK_BYTES, Fetcher, Response
+from linkpatrol.httpparts import (
+    CLOSED,
+    E_BAD_CONTENT_ENCODING,
+    E_COULDNT_CONNECT,
+    E_PARTIAL_FILE,
+    E_WRITE_ERROR,
+    LINE_TOO_LONG,
     MAX_HEADER_LINE,
     MAX_HEADERS,
-    PEEK_BYTES,
-    TRANSIENT_STATUSES,
-    Fetcher,
-    Response,
-    _one_line,
-    _sniff_html,
+    NOT_HTTP,
+    TOO_MANY_HEADERS,
+    CurlError,
+    Failure,
+    describe_curl_error,
+    is_ip,
+    last_head,
+    merge_headers,
+    parse_content_type,
+    parse_head,
     parse_retry_after,
+    sniff_html,
 )
 from linkpatrol.loops import unwatch, watch
 from linkpatrol.sites import SiteRequest
@@ -48,27 +58,6 @@ from linkpatrol.urls import origin
 
 ACCEPT_ENCODING = ""  # every encoding this libcurl decodes (gzip, deflate, brotli, ...)
 DNS_CACHE_SECONDS = 300
-
-# libcurl's codes that pycurl names under older names (FTP_WEIRD_...), or not at all
-E_WEIRD_SERVER_REPLY = 8
-E_TOO_LARGE = 100
-TLS_ERRORS = frozenset(
-    {
-        pycurl.E_SSL_CONNECT_ERROR,
-        pycurl.E_SSL_ENGINE_NOTFOUND,
-        pycurl.E_SSL_ENGINE_SETFAILED,
-        pycurl.E_SSL_CERTPROBLEM,
-        pycurl.E_SSL_CIPHER,
-        pycurl.E_USE_SSL_FAILED,
-        pycurl.E_SSL_ENGINE_INITFAILED,
-        pycurl.E_SSL_CACERT_BADFILE,
-        pycurl.E_SSL_SHUTDOWN_FAILED,
-        pycurl.E_SSL_CRL_BADFILE,
-        pycurl.E_SSL_ISSUER_ERROR,
-        pycurl.E_SSL_PINNEDPUBKEYNOTMATCH,
-        pycurl.E_SSL_INVALIDCERTSTATUS,
-    }
-)
 
 # Linux's switch for acknowledging what arrives at once. A request sent soon after an
 # answer came in has the system delay its acknowledgements (by 40 ms); a server that writes
@@ -100,25 +89,6 @@ def _ack_at_once(fd: int) -> None:
         sock.detach()
 
 
-# "SSL certificate problem: <reason>" (older libcurl), "SSL certificate OpenSSL verify
-# result: <reason> (<code>)" (newer)
-CERTIFICATE_PROBLEM = re.compile(r"(?:problem|verify result): (.*?)(?: \(\d+\))?$")
-
-Failure = tuple[str, bool, bool]  # (error text, transient?, did the host answer?)
-
-LINE_TOO_LONG: Failure = (
-    f"invalid HTTP response: a header line longer than {MAX_HEADER_LINE} bytes",
-    False,
-    True,
-)
-TOO_MANY_HEADERS: Failure = (f"invalid HTTP response: more than {MAX_HEADERS} headers", False, True)
-NOT_HTTP: Failure = (
-    "invalid HTTP response: Bad status line: not an HTTP/1.x status line",
-    False,
-    True,
-)
-CLOSED: Failure = ("HTTP error: the fetcher was closed", False, True)
-
 # futures' results for transfers ended from outside libcurl
 CLOSED_CODE, GIVEN_UP_CODE = -1, -2
 SWEEP_SECONDS = 1.0
@@ -129,20 +99,6 @@ UNKNOWN_ENCODING = "Unrecognized content encoding"
 # how far into a body the callbacks are
 FIRST, KEEP, DISCARD = 0, 1, 2
 
-# the headers a response is read for (the rest are only counted), by their names
-# lower-cased; the first of each name counts
-READ_HEADERS = frozenset(
-    {
-        b"content-type",
-        b"content-length",
-        b"content-encoding",
-        b"location",
-        b"etag",
-        b"last-modified",
-        b"retry-after",
-    }
-)
-
 
 @functools.lru_cache(maxsize=1024)
 def _endpoint(authority: str) -> tuple[str, str, int]:
@@ -150,81 +106,6 @@ def _endpoint(authority: str) -> tuple[str, str, int]:
     parts = urlsplit(authority)
     default = 443 if parts.scheme == "https" else 80
     return parts.scheme, parts.hostname or "", parts.port or default
-
-
-_OCTET_STREAM = "application/octet-stream"
-_HTTP_SPACE = " \t\r\n"
-_QUOTED_TEXT_RE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
-
-
-def _quoted(text: str, pos: int) -> tuple[str, int]:
-    """The value of the quoted string that starts at ``pos`` (a '"'), and where it ends;
-    a backslash takes the next character as it is, an unclosed string runs to the end."""
-    value: list[str] = []
-    pos += 1
-    size = len(text)
-    while pos < size:
-        char = text[pos]
-        pos += 1
-        if char == '"':
-            break
-        if char == "\\" and pos < size:
-            char = text[pos]
-            pos += 1
-        value.append(char)
-    return "".join(value), pos
-
-
-def _charset(params: str) -> str | None:
-    """The first well-formed charset among a MIME type's parameters (after its first ';')."""
-    pos, size = 0, len(params)
-    while pos < size:
-        while pos < size and params[pos] in _HTTP_SPACE:
-            pos += 1
-        end = pos
-        while end < size and params[end] not in ";=":
-            end += 1
-        name, pos = params[pos:end].lower(), end
-        if pos >= size or params[pos] == ";":
-            pos += 1
-            continue
-        pos += 1  # the '='
-        quoted = pos < size and params[pos] == '"'
-        value = ""
-        if quoted:
-            value, pos = _quoted(params, pos)  # what follows it, up to a ';', is dropped
-        end = params.find(";", pos)
-        end = size if end < 0 else end
-        if not quoted:
-            value = params[pos:end].rstrip(_HTTP_SPACE)
-        pos = end + 1
-        # an empty value counts only quoted
-        if name == "charset" and (quoted or value) and _QUOTED_TEXT_RE.fullmatch(value):
-            return value
-    return None
-
-
-@functools.lru_cache(maxsize=64)
-def parse_content_type(raw: str) -> tuple[str, str | None]:
-    """(media type, charset) of a Content-Type header, parsed as browsers parse a MIME
-    type (WHATWG MIME Sniffing): one that does not parse is application/octet-stream, and
-    of two charset parameters the first counts."""
-    text = raw.strip(_HTTP_SPACE)
-    kind, slash, rest = text.partition("/")
-    subtype, _, params = rest.partition(";")
-    subtype = subtype.rstrip(_HTTP_SPACE)
-    if not slash or not HTTP_TOKEN_RE.fullmatch(kind) or not HTTP_TOKEN_RE.fullmatch(subtype):
-        return _OCTET_STREAM, None
-    return f"{kind}/{subtype}".lower(), _charset(params)
-
-
-def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
-    """Request headers from layers, later ones replacing earlier ones of the same name."""
-    merged: dict[str, tuple[str, str]] = {}
-    for layer in layers:
-        for name, value in layer.items():
-            merged[name.lower()] = (name, value)
-    return dict(merged.values())
 
 
 class _Transfer:
@@ -304,41 +185,17 @@ class _Transfer:
         if len(self.lines[-1].rstrip(b"\r\n")) > MAX_HEADER_LINE:
             return self._fail(LINE_TOO_LONG)
         # only the last response's head counts (after a 1xx, or a proxy's answer to CONNECT)
-        del self.lines[: self._status_line()]
+        del self.lines[: last_head(self.lines)]
         if sum(1 for line in self.lines[1:] if line.strip()) > MAX_HEADERS:
             return self._fail(TOO_MANY_HEADERS)
         return None
-
-    def _status_line(self) -> int:
-        """Where the last response's head begins in ``lines`` (0 also when none does)."""
-        lines = self.lines
-        for at in range(len(lines) - 1, -1, -1):
-            if lines[at].startswith(b"HTTP/"):
-                return at
-        return 0
 
     def parse_head(self) -> None:
         """``status`` and ``headers`` (the first of each name read) from the head's lines."""
         if self.parsed:
             return
         self.parsed = True
-        lines = self.lines
-        start = self._status_line()
-        if not lines or not lines[start].startswith(b"HTTP/"):
-            return
-        parts = lines[start].split(None, 2)
-        self.status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-        headers = self.headers
-        for line in lines[start + 1 :]:  # each line as libcurl gave it, up to its LF
-            name, colon, rest = line.partition(b":")
-            if not colon:
-                continue
-            key = name.rstrip(b" \t").lower()  # the name, then blanks, then its colon
-            if key in READ_HEADERS:
-                text = key.decode()
-                if text not in headers:  # the value ends where the line does, or at a CR
-                    value = rest.split(b"\r", 1)[0].split(b"\n", 1)[0].strip(b" \t")
-                    headers[text] = value.decode("utf-8", "surrogateescape")
+        self.status, self.headers = parse_head(self.lines)
 
     def content_length(self) -> int | None:
         value = self.headers.get("content-length")
@@ -385,7 +242,7 @@ class _Transfer:
             self.mode = DISCARD
             return self.on_body(data)
         result = self.result
-        if result.content_type is None and _sniff_html(data):
+        if result.content_type is None and sniff_html(data):
             result.content_type = "text/html"
         if not (self.want_body and (result.is_page or self.any_type)):
             if not small:
@@ -422,25 +279,6 @@ class _Transfer:
             body = b"".join(self.chunks)
             result.body = body[: self.limit] if result.truncated else body
         self.chunks = []
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
-def _certificate_reason(message: str, host: str) -> str:
-    """OpenSSL's reason, as libcurl quotes it; its own name check in Python's words."""
-    quoted = CERTIFICATE_PROBLEM.search(message)
-    if quoted:
-        return quoted.group(1)
-    if "subject name" in message:
-        kind = "IP address" if _is_ip(host) else "Hostname"
-        return f"{kind} mismatch, certificate is not valid for '{host}'"
-    return message
 
 
 class CurlFetcher(Fetcher):
@@ -730,7 +568,7 @@ class CurlFetcher(Fetcher):
                 pass  # the proxy resolves the name
             elif never_resolves(host):
                 failure = f"DNS failure: cannot resolve {host}", False, False
-            elif self.guard.refuses(host) and not _is_ip(host):
+            elif self.guard.refuses(host) and not is_ip(host):
                 failure = await self._public_addresses(host, port)
         if not isinstance(failure, tuple):
             assert self._loop is not None
@@ -810,14 +648,14 @@ class CurlFetcher(Fetcher):
         if transfer.failure is not None:
             return transfer.failure
         transfer.parse_head()
-        if code == 0 or (transfer.stopped and code == pycurl.E_WRITE_ERROR):
+        if code == 0 or (transfer.stopped and code == E_WRITE_ERROR):
             if transfer.status is None:
                 return NOT_HTTP
             transfer.finish()
             return None
         if transfer.status is not None:
             transfer.read_head()
-            if code == pycurl.E_BAD_CONTENT_ENCODING and UNKNOWN_ENCODING in message:
+            if code == E_BAD_CONTENT_ENCODING and UNKNOWN_ENCODING in message:
                 # an encoding no decoder knows: browsers pass such a body through, so the
                 # answer stands; what the body holds cannot be read
                 return None
@@ -834,74 +672,24 @@ class CurlFetcher(Fetcher):
         timeout: float,
     ) -> Failure:
         """(error text, transient?, did the host answer?) for a failed transfer."""
-        if code == pycurl.E_OPERATION_TIMEDOUT:
-            return f"timeout after {timeout:g}s", True, True
-        if code == pycurl.E_COULDNT_CONNECT and transfer.refused:
-            refused = self.guard.none_public(host, transfer.refused)
-            return f"private address refused (--no-private): {refused}", False, False
-        if proxy:
-            status = handle.getinfo(pycurl.HTTP_CONNECTCODE)
-            if status and not 200 <= status < 300:
-                return f"the proxy refused: HTTP {status}", status in TRANSIENT_STATUSES, False
-            if code == pycurl.E_COULDNT_RESOLVE_PROXY:
-                return f"DNS failure: cannot resolve {urlsplit(proxy).hostname}", False, False
-        if code == pycurl.E_COULDNT_RESOLVE_HOST:
-            return f"DNS failure: cannot resolve {host}", False, False
-        if code == pycurl.E_PEER_FAILED_VERIFICATION:
-            reason = _certificate_reason(message, host)
-            return _one_line(f"TLS error: certificate verify failed: {reason}"), False, False
-        if code in TLS_ERRORS:
-            return _one_line(f"TLS error: {message}"), False, False
-        os_error = handle.getinfo(pycurl.OS_ERRNO)
-        reason = os.strerror(os_error) if os_error else message
-        if code == pycurl.E_COULDNT_CONNECT:
-            if proxy:
-                where = urlsplit(proxy)
-                return (
-                    f"cannot connect to the proxy {where.hostname}:{where.port}: {reason}",
-                    False,
-                    False,
-                )
-            if os_error == errno.ECONNREFUSED:
-                return "connection refused", False, False
-            if os_error in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-                return "host unreachable", False, False
-            return f"cannot connect: {reason}", True, False
-        if code == pycurl.E_GOT_NOTHING:
-            return "server closed the connection without answering", True, True
-        if code == pycurl.E_PARTIAL_FILE:
-            length = transfer.content_length()
-            if length is None:
-                missing = "Not enough data to satisfy transfer length header"
-            else:
-                received = int(handle.getinfo(pycurl.SIZE_DOWNLOAD_T))
-                missing = (
-                    "Not enough data to satisfy content length header "
-                    f"(received {received} of {length} bytes)"
-                )
-            return _one_line(f"incomplete response body: {missing}"), True, True
-        if code == pycurl.E_BAD_CONTENT_ENCODING:
-            encoding = transfer.headers.get("content-encoding", "").lower()
-            return (
-                f"undecodable response body: Can not decode content-encoding: {encoding}",
-                False,
-                True,
-            )
-        if code in (pycurl.E_RECV_ERROR, pycurl.E_SEND_ERROR):
-            if os_error == errno.ECONNRESET:
-                return "connection reset by peer", True, True
-            return _one_line(f"network error: {reason}"), True, True
-        if code == E_TOO_LARGE and "header" in message.lower():
-            return LINE_TOO_LONG
-        if transfer.status is None and (
-            "status line" in message or "HTTP/0.9" in message
-        ):  # the first line was no HTTP/1.x status line
-            return NOT_HTTP
-        if code in (E_WEIRD_SERVER_REPLY, pycurl.E_UNSUPPORTED_PROTOCOL):
-            return _one_line(f"invalid HTTP response: {message}"), False, True
-        if code in (pycurl.E_URL_MALFORMAT, pycurl.E_UNSUPPORTED_PROTOCOL):
-            return _one_line(f"invalid URL: {message}"), False, False
-        return _one_line(f"HTTP error: {message or f'libcurl error {code}'}"), False, True
+        refused = None
+        if code == E_COULDNT_CONNECT and transfer.refused:
+            refused = str(self.guard.none_public(host, transfer.refused))
+        error = CurlError(
+            code,
+            message,
+            host,
+            timeout,
+            os_errno=handle.getinfo(pycurl.OS_ERRNO),
+            proxy=proxy,
+            proxy_status=handle.getinfo(pycurl.HTTP_CONNECTCODE) if proxy else 0,
+            refused=refused,
+            status=transfer.status,
+            content_length=transfer.content_length(),
+            received=int(handle.getinfo(pycurl.SIZE_DOWNLOAD_T)) if code == E_PARTIAL_FILE else 0,
+            encoding=transfer.headers.get("content-encoding", ""),
+        )
+        return describe_curl_error(error)
 
 
 __all__ = ["CurlFetcher"]

@@ -19,19 +19,14 @@ from dataclasses import dataclass
 from linkpatrol import __version__
 from linkpatrol.addresses import AddressGuard
 from linkpatrol.config import SiteSettings
+from linkpatrol.httpparts import TRANSIENT_STATUSES
 from linkpatrol.local import serve_file
-from linkpatrol.model import PAGE_TYPES, Reason
+from linkpatrol.model import HTML_TYPES, PAGE_TYPES
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 
 PEEK_BYTES = 64 * 1024
-TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER = 60.0
-# what a response's head may hold: bounded, so no server can fill memory with headers
-MAX_HEADERS = 128
-MAX_HEADER_LINE = 8190
-# an error quoting what a server sent is cut to this many characters
-MAX_ERROR_TEXT = 160
 
 
 @dataclass(slots=True)
@@ -41,7 +36,6 @@ class Response:
     method: str
     status: int | None = None
     error: str | None = None
-    reason: Reason | None = None  # what kind of failure left no status
     transient: bool = False
     reachable: bool = True
     content_type: str | None = None
@@ -57,46 +51,17 @@ class Response:
     reused: bool = False  # it went over a connection an earlier request left open
 
     @property
+    def is_html(self) -> bool:
+        return self.content_type in HTML_TYPES
+
+    @property
     def is_page(self) -> bool:
         """A document whose links and anchors can be read: HTML or Markdown."""
         return self.content_type in PAGE_TYPES
 
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    # imported here, not with the module: a check seldom needs it, and the email package
-    # takes 6 ms to import, which every run would pay before its first request
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _sniff_html(prefix: bytes) -> bool:
-    head = prefix[:512].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or b"<html" in head
-
-
-def _one_line(text: str) -> str:
-    """An error quoting a server's bytes, maybe over several lines (a parser points at the
-    bad byte), as one short line: no pointer lines, at most MAX_ERROR_TEXT characters."""
-    words = " ".join(
-        line.strip() for line in text.splitlines() if line.strip() and set(line.strip()) != {"^"}
-    )
-    words = words.rstrip(".")
-    if len(words) > MAX_ERROR_TEXT:
-        words = words[: MAX_ERROR_TEXT - 1] + "…"
-    return words
+    @property
+    def answered(self) -> bool:
+        return self.status is not None
 
 
 class Fetcher:
@@ -107,6 +72,7 @@ class Fetcher:
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
         self.requests = 0
+        self.bytes_received = 0
         self.tls = TlsPolicy(settings)
         self.sites = SiteMatcher(settings.site_tables)
         self.guard = AddressGuard(settings)
