@@ -32,6 +32,7 @@ COMPILED = [
     "linkpatrol/store/postgres.py",
     "linkpatrol/store/sql.py",
     "linkpatrol/store/sqlite.py",
+    "linkpatrol/transport.py",
     "linkpatrol/urls.py",
     "linkpatrol/rules.py",
 ]

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from linkpatrol.config import SiteSettings, report_options, rule_options
-from linkpatrol.fetch import Response, make_fetcher
+from linkpatrol.curlfetch import make_fetcher
+from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Action, ConfigError, Reason, State
 from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
@@ -41,6 +42,7 @@ from linkpatrol.rules import (
     unchanged_status,
 )
 from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, SlotUsage, Store, Task
+from linkpatrol.transport import Response
 from linkpatrol.urls import BadURL, is_http
 
 T = TypeVar("T")
@@ -120,13 +122,19 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
 class Crawl:
     """One run of the engine over one pass (new or resumed)."""
 
-    def __init__(self, settings: SiteSettings, store: Store, observer: Observer | None = None):
+    def __init__(
+        self,
+        settings: SiteSettings,
+        store: Store,
+        observer: Observer | None = None,
+        fetcher: Fetcher | None = None,
+    ):
         self.settings = settings
         self.store = store
         self.observer = observer or Observer()
         self.policy = Policy(settings)
         self.rules = rule_options(settings)
-        self.fetcher = make_fetcher(settings)
+        self.fetcher = make_fetcher(settings) if fetcher is None else fetcher
         self.hard_limit = settings.timeout * 2
         self.stats = CrawlStats()
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linkpatrol-store")

@@ -1,12 +1,16 @@
-"""HTTP through libcurl: one CurlMulti driven by the event loop.
+"""HTTP through libcurl: one CurlMulti driven by the event loop, behind a transport.
+
+:class:`CurlTransport` sends each :class:`~linkpatrol.transport.Request` as it is;
+:class:`CurlFetcher` is the fetcher a crawl uses, with it for the web and the local
+folder for ``file:`` URLs.
 
 libcurl makes the requests (connections, keep-alive, TLS, decoding); the event loop
 watches its sockets and its timer (``M_SOCKETFUNCTION``, ``M_TIMERFUNCTION``) and hands
 them back with ``socket_action``, and ``info_read`` completes each request's future.
-The header and body callbacks apply :mod:`linkpatrol.fetch`'s limits as the bytes
-arrive: a response that breaks one is stopped right there. libcurl's failures are put
-in the words of :class:`~linkpatrol.fetch.Response` errors (``connection refused``,
-``TLS error: certificate verify failed: ...``).
+The header and body callbacks apply the request's limits as the bytes arrive: a
+response that breaks one is stopped right there. libcurl's failures are put in the
+words of :class:`~linkpatrol.transport.Response` errors (``connection refused``,
+``TLS error: certificate verify failed: ...``) by :mod:`linkpatrol.httpparts`.
 """
 
 from __future__ import annotations
@@ -22,14 +26,14 @@ import ssl
 import tempfile
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import pycurl
 
-from linkpatrol.addresses import AddressRefused, is_public, never_resolves
+from linkpatrol.addresses import AddressGuard, AddressRefused, is_public, never_resolves
 from linkpatrol.config import SiteSettings
-from linkpatrol.fetch import PEEK_BYTES, Fetcher, Response
+from linkpatrol.fetch import PEEK_BYTES, Fetcher
 from linkpatrol.httpparts import (
     CLOSED,
     E_BAD_CONTENT_ENCODING,
@@ -46,14 +50,16 @@ from linkpatrol.httpparts import (
     describe_curl_error,
     is_ip,
     last_head,
-    merge_headers,
     parse_content_type,
     parse_head,
     parse_retry_after,
     sniff_html,
 )
+from linkpatrol.local import FileTransport
 from linkpatrol.loops import unwatch, watch
-from linkpatrol.sites import SiteRequest
+from linkpatrol.sites import SiteMatcher
+from linkpatrol.tls import TlsPolicy
+from linkpatrol.transport import Request, Response
 from linkpatrol.urls import origin
 
 ACCEPT_ENCODING = ""  # every encoding this libcurl decodes (gzip, deflate, brotli, ...)
@@ -108,6 +114,12 @@ def _endpoint(authority: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname or "", parts.port or default
 
 
+class _Owner(Protocol):
+    """What a transfer tells the transport it belongs to."""
+
+    acks_at_once: bool
+
+
 class _Transfer:
     """One request as libcurl's callbacks see it: the head, then the body, chunk by chunk."""
 
@@ -116,13 +128,13 @@ class _Transfer:
         "chunks",
         "deadline",
         "failure",
-        "fetcher",
         "future",
         "head_at",
         "headers",
         "limit",
         "lines",
         "mode",
+        "owner",
         "parsed",
         "read",
         "refused",
@@ -135,14 +147,14 @@ class _Transfer:
 
     def __init__(
         self,
-        fetcher: CurlFetcher,
+        owner: _Owner,
         result: Response,
         want_body: bool,
         any_type: bool,
         limit: int,
         future: asyncio.Future[tuple[int, str]],
     ) -> None:
-        self.fetcher = fetcher
+        self.owner = owner
         self.result = result
         self.want_body = want_body
         self.any_type = any_type
@@ -231,9 +243,9 @@ class _Transfer:
         self.read_head()
         if self.status is None:
             return self._fail(NOT_HTTP)
-        fetcher = self.fetcher
-        if not fetcher.acks_at_once and time.monotonic() - self.head_at >= LATE_BODY:
-            fetcher.acks_at_once = True  # see LATE_BODY
+        owner = self.owner
+        if not owner.acks_at_once and time.monotonic() - self.head_at >= LATE_BODY:
+            owner.acks_at_once = True  # see LATE_BODY
         length = self.content_length()
         small = length is not None and length <= PEEK_BYTES
         if not 200 <= self.status < 300:
@@ -281,11 +293,16 @@ class _Transfer:
         self.chunks = []
 
 
-class CurlFetcher(Fetcher):
-    """libcurl's multi interface, driven by the running event loop."""
+class CurlTransport:
+    """libcurl's multi interface, driven by the running event loop, opened at the first
+    request. ``per_host``: connections to one host at most."""
 
-    def __init__(self, settings: SiteSettings) -> None:
-        super().__init__(settings)
+    def __init__(self, settings: SiteSettings, per_host: int | None = None) -> None:
+        self.settings = settings
+        self.per_host = settings.per_host if per_host is None else per_host
+        self.tls = TlsPolicy(settings)
+        self.guard = AddressGuard(settings)
+        self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._multi: Any = None
         # libcurl's sockets wait in a selector of their own, which the loop watches as one:
@@ -303,24 +320,28 @@ class CurlFetcher(Fetcher):
         self._ca_files: dict[tuple[str, ...], str] = {}
         self._resolved: dict[str, tuple[float, list[str]]] = {}  # --no-private's DNS cache
         self._system_ca = ssl.get_default_verify_paths()
-        self._base = self._header_lines()
+        # the header lines of the last headers sent, kept while the same ones come again
+        self._lines_of: Mapping[str, str] | None = None
+        self._lines: list[str] = []
 
-    async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._selector = selectors.DefaultSelector()
-        self._watching.clear()
-        watch(self._loop, self._selector.fileno(), self._on_sockets)
-        multi = pycurl.CurlMulti()
-        multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
-        multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
-        multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, self.settings.concurrency)
-        multi.setopt(
-            pycurl.M_MAX_HOST_CONNECTIONS, max(self.settings.per_host, self.sites.max_per_host)
-        )
-        multi.setopt(pycurl.M_MAXCONNECTS, self.settings.concurrency)
-        self._multi = multi
+    def _open(self) -> Any:
+        """The multi, made at the first request (None once closed)."""
+        if self._multi is None and not self._closed:
+            self._loop = asyncio.get_running_loop()
+            self._selector = selectors.DefaultSelector()
+            self._watching.clear()
+            watch(self._loop, self._selector.fileno(), self._on_sockets)
+            multi = pycurl.CurlMulti()
+            multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
+            multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+            multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, self.settings.concurrency)
+            multi.setopt(pycurl.M_MAX_HOST_CONNECTIONS, self.per_host)
+            multi.setopt(pycurl.M_MAXCONNECTS, self.settings.concurrency)
+            self._multi = multi
+        return self._multi
 
     async def close(self) -> None:
+        self._closed = True
         multi, self._multi = self._multi, None
         if multi is not None:
             for handle in list(self._transfers):
@@ -498,9 +519,14 @@ class CurlFetcher(Fetcher):
         listed = ",".join(f"[{a}]" if ":" in a else a for a in public)
         return f"{host}:{port}:{listed}"
 
-    def _header_lines(self, *layers: Mapping[str, str]) -> list[str]:
-        merged = merge_headers(self.base_headers, *layers)
-        return [f"{name}: {value}" if value else f"{name};" for name, value in merged.items()]
+    def _header_lines(self, headers: Mapping[str, str]) -> list[str]:
+        """libcurl's lines for the headers (``Name;``: sent empty, not left out)."""
+        if headers is not self._lines_of:
+            self._lines = [
+                f"{name}: {value}" if value else f"{name};" for name, value in headers.items()
+            ]
+            self._lines_of = headers
+        return self._lines
 
     def _ca_file(self, bundles: tuple[str, ...]) -> str:
         """One PEM file with the system's CAs and the bundles (libcurl reads files)."""
@@ -537,48 +563,42 @@ class CurlFetcher(Fetcher):
         handle.setopt(pycurl.DNS_CACHE_TIMEOUT, DNS_CACHE_SECONDS)
         return handle
 
-    async def _once(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        want_body: bool,
-        any_type: bool,
-        robots: bool = False,
-        limit: int | None = None,
-    ) -> Response:
-        assert self._multi is not None, "CurlFetcher.start() not called"
-        self.requests += 1
+    async def send(self, request: Request) -> Response:
+        """One request, no retry."""
         started = time.monotonic()
-        result = Response(method=method)
-        site = self.sites.for_url(url, robots)  # matched on this very URL: credentials stay put
-        timeout = site.timeout or self.settings.timeout
+        url = request.url
+        result = Response(method=request.method)
         failure: Failure | str | None = None
-        try:
-            scheme, host, port = _endpoint(origin(url) or url)
-            self.guard.check_literal(host)
-        except AddressRefused as exc:
-            failure = f"private address refused (--no-private): {exc}", False, False
-        except ValueError as exc:
-            failure = f"invalid URL: {exc}", False, False
+        if self._open() is None:
+            failure = CLOSED
         else:
-            if not url.isascii():
-                failure = "invalid URL: not ASCII", False, False
-            elif site.proxy:
-                pass  # the proxy resolves the name
-            elif never_resolves(host):
-                failure = f"DNS failure: cannot resolve {host}", False, False
-            elif self.guard.refuses(host) and not is_ip(host):
-                failure = await self._public_addresses(host, port)
+            try:
+                scheme, host, port = _endpoint(origin(url) or url)
+                self.guard.check_literal(host)
+            except AddressRefused as exc:
+                failure = f"private address refused (--no-private): {exc}", False, False
+            except ValueError as exc:
+                failure = f"invalid URL: {exc}", False, False
+            else:
+                if not url.isascii():
+                    failure = "invalid URL: not ASCII", False, False
+                elif request.proxy:
+                    pass  # the proxy resolves the name
+                elif never_resolves(host):
+                    failure = f"DNS failure: cannot resolve {host}", False, False
+                elif self.guard.refuses(host) and not is_ip(host):
+                    failure = await self._public_addresses(host, port)
         if not isinstance(failure, tuple):
             assert self._loop is not None
             future = self._loop.create_future()
-            transfer = _Transfer(self, result, want_body, any_type, self._limit(limit), future)
-            handle = self._prepare(transfer, url, headers, site, timeout, failure)
+            transfer = _Transfer(
+                self, result, request.want_body, request.any_type, request.limit, future
+            )
+            handle = self._prepare(transfer, request, failure)
             if scheme == "https":
-                verify = not site.insecure
-                self._verify(handle, self.tls.for_host(host, port, site.ca_bundle, verify))
-            failure = await self._perform(handle, transfer, host, site.proxy, timeout)
+                verify = not request.insecure
+                self._verify(handle, self.tls.for_host(host, port, request.ca_bundle, verify))
+            failure = await self._perform(handle, transfer, host, request.proxy, request.timeout)
         if failure is not None:
             result.error, result.transient, result.reachable = failure
             result.status = None
@@ -586,30 +606,22 @@ class CurlFetcher(Fetcher):
         result.elapsed = time.monotonic() - started
         return result
 
-    def _prepare(
-        self,
-        transfer: _Transfer,
-        url: str,
-        headers: dict[str, str],
-        site: SiteRequest,
-        timeout: float,
-        pinned: str | None,
-    ) -> Any:
+    def _prepare(self, transfer: _Transfer, request: Request, pinned: str | None) -> Any:
         """An easy handle set up for one request (``pinned``: a RESOLVE entry)."""
         handle = self._idle.pop() if self._idle else self._new_handle()
-        handle.setopt(pycurl.URL, url)
-        if transfer.result.method == "HEAD":
+        handle.setopt(pycurl.URL, request.url)
+        method = request.method
+        if method == "HEAD":
             handle.setopt(pycurl.NOBODY, 1)
         else:
             handle.setopt(pycurl.HTTPGET, 1)
-            if transfer.result.method != "GET":
-                handle.setopt(pycurl.CUSTOMREQUEST, transfer.result.method)
-        lines = self._header_lines(headers, site.headers) if headers or site.headers else self._base
-        handle.setopt(pycurl.HTTPHEADER, lines)
-        milliseconds = max(1, round(timeout * 1000))
+            if method != "GET":
+                handle.setopt(pycurl.CUSTOMREQUEST, method)
+        handle.setopt(pycurl.HTTPHEADER, self._header_lines(request.headers))
+        milliseconds = max(1, round(request.timeout * 1000))
         handle.setopt(pycurl.TIMEOUT_MS, milliseconds)
         handle.setopt(pycurl.CONNECTTIMEOUT_MS, milliseconds)
-        handle.setopt(pycurl.PROXY, site.proxy or "")  # "": not the environment's either
+        handle.setopt(pycurl.PROXY, request.proxy or "")  # "": not the environment's either
         handle.setopt(pycurl.HEADERFUNCTION, transfer.on_header)
         handle.setopt(pycurl.WRITEFUNCTION, transfer.on_body)
         if pinned is not None:
@@ -692,4 +704,23 @@ class CurlFetcher(Fetcher):
         return describe_curl_error(error)
 
 
-__all__ = ["CurlFetcher"]
+class CurlFetcher(Fetcher):
+    """The fetcher a crawl uses: libcurl for the web, the local folder for ``file:`` URLs."""
+
+    def __init__(self, settings: SiteSettings) -> None:
+        sites = SiteMatcher(settings.site_tables)
+        self.curl = CurlTransport(settings, max(settings.per_host, sites.max_per_host))
+        super().__init__(settings, self.curl, FileTransport(settings.mount), sites)
+
+    @property
+    def acks_at_once(self) -> bool:
+        """Answers are acknowledged as they arrive, since a body came late (see LATE_BODY)."""
+        return self.curl.acks_at_once
+
+
+def make_fetcher(settings: SiteSettings) -> Fetcher:
+    """A fetcher for these settings."""
+    return CurlFetcher(settings)
+
+
+__all__ = ["CurlFetcher", "CurlTransport", "make_fetcher"]

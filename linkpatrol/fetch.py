@@ -1,91 +1,77 @@
-"""HTTP: pooled keep-alive connections, bounded bodies, retries with back-off, no blind redirects.
+"""Fetching: retries with back-off and Retry-After, bounded bodies, each site's settings.
 
 The fetcher answers one question per URL, "what does the server say?", as a
-:class:`Response`; what that means for the link (its verdict) is decided elsewhere.
-
-:class:`Fetcher` holds what does not depend on the HTTP client: the retries, ``file:``
-URLs, the settings each request goes by. The requests themselves are libcurl's
-(:mod:`linkpatrol.curlfetch`); :func:`make_fetcher` makes the fetcher.
+:class:`~linkpatrol.transport.Response`; what that means for the link (its verdict) is
+decided elsewhere. It decides everything about a request but the network: the headers
+it carries (the user agent, ``From``, its ``[[site]]`` table's), its size limit and
+timeout, and whether to try again. The requests themselves go to a
+:class:`~linkpatrol.transport.Transport`: libcurl's for the web and the local folder's
+for ``file:`` URLs in a crawl (:func:`linkpatrol.curlfetch.make_fetcher`), canned
+answers in memory in tests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from linkpatrol import __version__
-from linkpatrol.addresses import AddressGuard
 from linkpatrol.config import SiteSettings
-from linkpatrol.httpparts import TRANSIENT_STATUSES
-from linkpatrol.local import serve_file
-from linkpatrol.model import HTML_TYPES, PAGE_TYPES
+from linkpatrol.httpparts import TRANSIENT_STATUSES, merge_headers
 from linkpatrol.sites import SiteMatcher
-from linkpatrol.tls import TlsPolicy
+from linkpatrol.transport import Request, Response, Transport
 
 PEEK_BYTES = 64 * 1024
 MAX_RETRY_AFTER = 60.0
+FIRST_BACKOFF = 0.25
+MAX_BACKOFF = 8.0
 
 
-@dataclass(slots=True)
-class Response:
-    """One HTTP exchange (the last attempt), or why there was none."""
-
-    method: str
-    status: int | None = None
-    error: str | None = None
-    transient: bool = False
-    reachable: bool = True
-    content_type: str | None = None
-    charset: str | None = None
-    location: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    retry_after: float | None = None
-    body: bytes | None = None
-    truncated: bool = False
-    attempts: int = 1
-    elapsed: float = 0.0
-    reused: bool = False  # it went over a connection an earlier request left open
-
-    @property
-    def is_html(self) -> bool:
-        return self.content_type in HTML_TYPES
-
-    @property
-    def is_page(self) -> bool:
-        """A document whose links and anchors can be read: HTML or Markdown."""
-        return self.content_type in PAGE_TYPES
-
-    @property
-    def answered(self) -> bool:
-        return self.status is not None
+def retry_wait(attempts: int, retry_after: float | None, jitter: float) -> float | None:
+    """Seconds to wait before another try, after ``attempts`` tries: what the server asked
+    for, else a back-off doubling from FIRST_BACKOFF up to MAX_BACKOFF, times ``jitter``
+    (0.5 to 1.5, so that many waiting URLs do not come back at once). None when the server
+    asks for longer than MAX_RETRY_AFTER: not worth waiting for."""
+    if retry_after is None:
+        return min(MAX_BACKOFF, FIRST_BACKOFF * 2 ** (attempts - 1)) * jitter
+    if retry_after > MAX_RETRY_AFTER:
+        return None
+    return retry_after
 
 
 class Fetcher:
-    """Fetching but the requests themselves: the retries, ``file:`` URLs, the settings each
-    request goes by. :class:`~linkpatrol.curlfetch.CurlFetcher` adds ``start``, ``close``
-    and ``_once``, libcurl's requests."""
+    """Everything about a request but the network, which is ``transport``'s (``files``'
+    for ``file:`` URLs, if given). ``requests`` counts every request sent, retries
+    included, each before the fetch first waits."""
 
-    def __init__(self, settings: SiteSettings) -> None:
+    def __init__(
+        self,
+        settings: SiteSettings,
+        transport: Transport,
+        files: Transport | None = None,
+        sites: SiteMatcher | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.settings = settings
+        self.transport = transport
+        self.files = transport if files is None else files
+        self.sites = SiteMatcher(settings.site_tables) if sites is None else sites
+        self.sleep = sleep
         self.requests = 0
-        self.bytes_received = 0
-        self.tls = TlsPolicy(settings)
-        self.sites = SiteMatcher(settings.site_tables)
-        self.guard = AddressGuard(settings)
         user_agent = settings.user_agent or f"linkpatrol/{__version__}"
         self.base_headers = {"User-Agent": user_agent}
         if settings.from_email:
             self.base_headers["From"] = settings.from_email
 
     async def start(self) -> None:
-        raise NotImplementedError
+        """Nothing to prepare: each transport opens at its first request. Kept so that a
+        fetcher's life reads start, fetch, close."""
 
     async def close(self) -> None:
-        raise NotImplementedError
+        await self.transport.close()
+        if self.files is not self.transport:
+            await self.files.close()
 
     async def fetch(
         self,
@@ -106,81 +92,53 @@ class Fetcher:
         ``pace`` is awaited before each retry, so retries keep the host's --delay too.
         ``robots``: the URL is (a redirect of) a robots.txt, asked for its host's URLs.
         """
-        if url.startswith("file:"):
-            return await self._read_file(url, headers or {}, want_body, any_type, limit)
+        request = self.request(method, url, headers, want_body, any_type, robots, limit)
+        transport = self.files if url.startswith("file:") else self.transport
         attempts = 0
         while True:
             attempts += 1
-            response = await self._once(
-                method, url, headers or {}, want_body, any_type, robots, limit
-            )
+            self.requests += 1
+            response = await transport.send(request)
             response.attempts = attempts
             retryable = response.transient or response.status in TRANSIENT_STATUSES
             if not retryable or attempts > self.settings.retries:
                 return response
-            wait = response.retry_after
+            wait = retry_wait(attempts, response.retry_after, 0.5 + random.random())
             if wait is None:
-                wait = min(8.0, 0.25 * 2 ** (attempts - 1)) * (0.5 + random.random())
-            elif wait > MAX_RETRY_AFTER:
                 return response
-            await asyncio.sleep(wait)
+            await self.sleep(wait)
             if pace is not None:
                 await pace()
 
-    async def _read_file(
-        self,
-        url: str,
-        headers: dict[str, str],
-        want_body: bool,
-        any_type: bool,
-        limit: int | None = None,
-    ) -> Response:
-        """A ``file:`` URL under the local root, answered as a static web server would."""
-        self.requests += 1
-        started = time.monotonic()
-        result = Response(method="GET" if want_body else "HEAD")
-        mount = self.settings.mount
-        if mount is None:
-            result.error = "local files are read only when a local folder or file is checked"
-            return result
-        answer = await serve_file(
-            mount,
-            url,
-            want_body,
-            any_type,
-            self._limit(limit),
-            headers.get("If-None-Match"),
-        )
-        result.status = answer.status
-        result.error = answer.error
-        result.location = answer.location
-        result.content_type = answer.content_type
-        result.etag = answer.etag
-        result.last_modified = answer.last_modified
-        result.body = answer.body
-        result.truncated = answer.truncated
-        result.elapsed = time.monotonic() - started
-        return result
-
-    async def _once(
+    def request(
         self,
         method: str,
         url: str,
-        headers: dict[str, str],
-        want_body: bool,
-        any_type: bool,
+        headers: dict[str, str] | None = None,
+        want_body: bool = False,
+        any_type: bool = False,
         robots: bool = False,
         limit: int | None = None,
-    ) -> Response:
-        """One request, no retry."""
-        raise NotImplementedError
+    ) -> Request:
+        """The request as sent: matched to its ``[[site]]`` table on this very URL, so
+        credentials stay where their prefix is."""
+        site = self.sites.for_url(url, robots)
+        sent = self.base_headers
+        if headers or site.headers:
+            sent = merge_headers(sent, headers or {}, site.headers)
+        max_size = self.settings.max_size
+        return Request(
+            method,
+            url,
+            sent,
+            max_size if limit is None else min(limit, max_size),
+            site.timeout or self.settings.timeout,
+            want_body,
+            any_type,
+            site.proxy,
+            site.ca_bundle,
+            site.insecure,
+        )
 
-    def _limit(self, limit: int | None) -> int:
-        return self.settings.max_size if limit is None else min(limit, self.settings.max_size)
 
-
-def make_fetcher(settings: SiteSettings) -> Fetcher:
-    """A fetcher for these settings (not started)."""
-    from linkpatrol.curlfetch import CurlFetcher
-
-    return CurlFetcher(settings)
+__all__ = ["Fetcher", "Response", "retry_wait"]

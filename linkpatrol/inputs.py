@@ -90,7 +90,8 @@ def _read_file(source: str, cwd: Path) -> bytes:
 
 
 async def _sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Path) -> list[str]:
-    from linkpatrol.fetch import Fetcher, make_fetcher
+    from linkpatrol.curlfetch import make_fetcher
+    from linkpatrol.fetch import Fetcher
 
     fetcher: Fetcher | None = None  # started at the first sitemap on the web, used for all
     pending = list(sources)

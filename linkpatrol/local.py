@@ -14,12 +14,14 @@ from __future__ import annotations
 import mimetypes
 import os
 import posixpath
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from linkpatrol.model import PAGE_TYPES, ConfigError
+from linkpatrol.transport import Request, Response
 from linkpatrol.urls import BadURL, canonical
 
 # stands for the root when no --base-url says where the folder will be served;
@@ -31,6 +33,7 @@ INDEX = "index.html"
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", *MARKDOWN_SUFFIXES)
 SKIPPED = frozenset({"node_modules"})
 _URL_SCHEME = ("http://", "https://", "file:")
+NO_MOUNT = "local files are read only when a local folder or file is checked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,20 +203,6 @@ def content_type_of(path: Path) -> str:
     return guessed or "application/octet-stream"
 
 
-@dataclass(frozen=True, slots=True)
-class FileAnswer:
-    """What a static server would answer for one ``file:`` URL."""
-
-    status: int | None
-    error: str | None = None
-    location: str | None = None
-    content_type: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    body: bytes | None = None
-    truncated: bool = False
-
-
 def _shown(path: Path, mount: Mount) -> str:
     try:
         return str(path.relative_to(mount.folder())) or "."
@@ -221,46 +210,42 @@ def _shown(path: Path, mount: Mount) -> str:
         return str(path)
 
 
-def _serve(
-    mount: Mount,
-    url: str,
-    want_body: bool,
-    any_type: bool,
-    max_size: int,
-    if_none_match: str | None,
-) -> FileAnswer:
+def _serve(mount: Mount, request: Request) -> Response:
     from email.utils import formatdate  # only for files: the email package is slow to import
 
+    method = "GET" if request.want_body else "HEAD"
+    url = request.url
     path = mount.path_of(url)
     if path is None:
-        return FileAnswer(None, error="not a file under the checked folder")
+        return Response(method, error="not a file under the checked folder")
     try:
         if path.is_dir():
             if not url.partition("?")[0].endswith("/"):
-                return FileAnswer(301, location=url.partition("?")[0] + "/")
+                return Response(method, 301, location=url.partition("?")[0] + "/")
             index = path / INDEX
             if not index.is_file():
-                return FileAnswer(None, error=f"folder without {INDEX}: {_shown(path, mount)}/")
+                return Response(method, error=f"folder without {INDEX}: {_shown(path, mount)}/")
             path = index
         elif not path.is_file():
             page = path.with_name(path.name + ".html")
             if path.suffix or not page.is_file():
-                return FileAnswer(None, error=f"file not found: {_shown(path, mount)}")
+                return Response(method, error=f"file not found: {_shown(path, mount)}")
             path = page
         stat = path.stat()
         etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
         modified = formatdate(stat.st_mtime, usegmt=True)
         kind = content_type_of(path)
-        if if_none_match == etag:
-            return FileAnswer(304, content_type=kind, etag=etag, last_modified=modified)
+        if request.headers.get("If-None-Match") == etag:
+            return Response(method, 304, content_type=kind, etag=etag, last_modified=modified)
         body = None
         truncated = False
-        if want_body and (any_type or kind in PAGE_TYPES):
+        if request.want_body and (request.any_type or kind in PAGE_TYPES):
             with path.open("rb") as handle:
-                body = handle.read(max_size + 1)
-            truncated = len(body) > max_size
-            body = body[:max_size]
-        return FileAnswer(
+                body = handle.read(request.limit + 1)
+            truncated = len(body) > request.limit
+            body = body[: request.limit]
+        return Response(
+            method,
             200,
             content_type=kind,
             etag=etag,
@@ -269,33 +254,39 @@ def _serve(
             truncated=truncated,
         )
     except OSError as exc:
-        return FileAnswer(None, error=f"cannot read {_shown(path, mount)}: {exc.strerror}")
+        return Response(method, error=f"cannot read {_shown(path, mount)}: {exc.strerror}")
 
 
-async def serve_file(
-    mount: Mount,
-    url: str,
-    want_body: bool,
-    any_type: bool,
-    max_size: int,
-    if_none_match: str | None,
-) -> FileAnswer:
-    """Answer for a ``file:`` URL, read off the event loop (a body only for pages, unless
-    ``any_type``)."""
-    import asyncio  # here: the commands that only read the memory never load it
+class FileTransport:
+    """``file:`` URLs under the local root, answered as a static web server would, each
+    file read off the event loop (a body only for pages, unless ``any_type``)."""
 
-    return await asyncio.to_thread(_serve, mount, url, want_body, any_type, max_size, if_none_match)
+    def __init__(self, mount: Mount | None) -> None:
+        self.mount = mount
+
+    async def send(self, request: Request) -> Response:
+        import asyncio  # here: the commands that only read the memory never load it
+
+        started = time.monotonic()
+        if self.mount is None:
+            method = "GET" if request.want_body else "HEAD"
+            return Response(method, error=NO_MOUNT)
+        response = await asyncio.to_thread(_serve, self.mount, request)
+        response.elapsed = time.monotonic() - started
+        return response
+
+    async def close(self) -> None:
+        pass
 
 
 __all__ = [
     "MARKDOWN_TYPE",
     "STAND_IN_BASE",
-    "FileAnswer",
+    "FileTransport",
     "Inputs",
     "Mount",
     "content_type_of",
     "file_url",
     "is_local_input",
     "resolve_inputs",
-    "serve_file",
 ]
