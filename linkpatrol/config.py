@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from linkpatrol import __version__
-from linkpatrol.httpparts import HTTP_TOKEN_RE
 from linkpatrol.local import Mount
 from linkpatrol.model import (
+    HTTP_TOKEN_RE,
     Action,
     AnchorMode,
     ConfigError,

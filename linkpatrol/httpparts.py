@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-HTTP_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header or cookie name, a MIME type
+from linkpatrol.model import HTTP_TOKEN_RE
+
 # statuses that say "not now": the request is tried again later
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 # what a response's head may hold: bounded, so no server can fill memory with headers
@@ -375,7 +376,6 @@ def describe_curl_error(error: CurlError) -> Failure:
 
 
 __all__ = [
-    "HTTP_TOKEN_RE",
     "TRANSIENT_STATUSES",
     "CurlError",
     "Failure",

@@ -18,11 +18,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 from linkpatrol.model import PAGE_TYPES, ConfigError
-from linkpatrol.transport import Request, Response
 from linkpatrol.urls import BadURL, canonical
+
+if TYPE_CHECKING:
+    from linkpatrol.transport import Request, Response
 
 # stands for the root when no --base-url says where the folder will be served;
 # ".invalid" never resolves, so no request can ever leave for it
@@ -213,6 +216,8 @@ def _shown(path: Path, mount: Mount) -> str:
 def _serve(mount: Mount, request: Request) -> Response:
     from email.utils import formatdate  # only for files: the email package is slow to import
 
+    from linkpatrol.transport import Response  # only for a crawl, as asyncio below
+
     method = "GET" if request.want_body else "HEAD"
     url = request.url
     path = mount.path_of(url)
@@ -266,6 +271,8 @@ class FileTransport:
 
     async def send(self, request: Request) -> Response:
         import asyncio  # here: the commands that only read the memory never load it
+
+        from linkpatrol.transport import Response
 
         started = time.monotonic()
         if self.mount is None:
