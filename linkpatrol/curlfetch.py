@@ -33,7 +33,7 @@ import pycurl
 
 from linkpatrol.addresses import AddressGuard, AddressRefused, is_public, never_resolves
 from linkpatrol.config import SiteSettings
-from linkpatrol.fetch import PEEK_BYTES, Fetcher
+from linkpatrol.fetch import Fetcher
 from linkpatrol.httpparts import (
     CLOSED,
     E_BAD_CONTENT_ENCODING,
@@ -63,6 +63,9 @@ from linkpatrol.transport import Request, Response
 from linkpatrol.urls import origin
 
 ACCEPT_ENCODING = ""  # every encoding this libcurl decodes (gzip, deflate, brotli, ...)
+# of a body not kept, at most this much is read (so the connection is kept), else it is
+# cut off (and the connection dropped)
+PEEK_BYTES = 64 * 1024
 DNS_CACHE_SECONDS = 300
 
 # Linux's switch for acknowledging what arrives at once. A request sent soon after an

@@ -22,7 +22,6 @@ from linkpatrol.httpparts import TRANSIENT_STATUSES, merge_headers
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.transport import Request, Response, Transport
 
-PEEK_BYTES = 64 * 1024
 MAX_RETRY_AFTER = 60.0
 FIRST_BACKOFF = 0.25
 MAX_BACKOFF = 8.0
