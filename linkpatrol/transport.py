@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from linkpatrol.model import HTML_TYPES, PAGE_TYPES, Reason
+from linkpatrol.model import PAGE_TYPES, Reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,17 +62,9 @@ class Response:
     reused: bool = False  # it went over a connection an earlier request left open
 
     @property
-    def is_html(self) -> bool:
-        return self.content_type in HTML_TYPES
-
-    @property
     def is_page(self) -> bool:
         """A document whose links and anchors can be read: HTML or Markdown."""
         return self.content_type in PAGE_TYPES
-
-    @property
-    def answered(self) -> bool:
-        return self.status is not None
 
 
 class Transport(Protocol):

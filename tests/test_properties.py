@@ -978,7 +978,12 @@ def test_a_head_is_read_line_by_line_as_the_pattern_read_it(lines: list[bytes]) 
     loop = asyncio.new_event_loop()
     try:
         transfer = _Transfer(
-            CurlFetcher(SiteSettings()), Response("GET"), True, False, 1000, loop.create_future()
+            CurlFetcher(SiteSettings()).curl,
+            Response("GET"),
+            True,
+            False,
+            1000,
+            loop.create_future(),
         )
         for line in lines:
             transfer.lines.append(line)
