@@ -634,8 +634,11 @@ class Crawl:
         return self._budget_spent
 
     def _robots_verdict(self, robots: Robots, task: Task) -> Outcome | None:
+        unreachable = None
+        if robots.unreachable:
+            unreachable = robots.record.reason or Reason.CONNECTION
         denial = None if robots.unreachable or robots.allows(task.url) else robots.denial()
-        verdict = robots_verdict(robots.unreachable, robots.record.error, denial)
+        verdict = robots_verdict(unreachable, robots.record.error, denial)
         if verdict is None:
             return None
         state, reason, error = verdict

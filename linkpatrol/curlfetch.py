@@ -57,6 +57,7 @@ from linkpatrol.httpparts import (
 )
 from linkpatrol.local import FileTransport
 from linkpatrol.loops import unwatch, watch
+from linkpatrol.model import Reason
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 from linkpatrol.transport import Request, Response
@@ -511,14 +512,15 @@ class CurlTransport:
                     host, port, type=socket.SOCK_STREAM, flags=socket.AI_ADDRCONFIG
                 )
             except (OSError, UnicodeError):
-                return f"DNS failure: cannot resolve {host}", False, False
+                return Failure(f"DNS failure: cannot resolve {host}", False, False, Reason.DNS)
             cached = now + DNS_CACHE_SECONDS, [str(info[4][0]) for info in infos]
             self._resolved[host] = cached
         found = cached[1]
         public = [a for a in dict.fromkeys(found) if is_public(ipaddress.ip_address(a))]
         if not public:
             refused = self.guard.none_public(host, found)
-            return f"private address refused (--no-private): {refused}", False, False
+            words = f"private address refused (--no-private): {refused}"
+            return Failure(words, False, False, Reason.REFUSED)
         listed = ",".join(f"[{a}]" if ":" in a else a for a in public)
         return f"{host}:{port}:{listed}"
 
@@ -579,19 +581,21 @@ class CurlTransport:
                 scheme, host, port = _endpoint(origin(url) or url)
                 self.guard.check_literal(host)
             except AddressRefused as exc:
-                failure = f"private address refused (--no-private): {exc}", False, False
+                words = f"private address refused (--no-private): {exc}"
+                failure = Failure(words, False, False, Reason.REFUSED)
             except ValueError as exc:
-                failure = f"invalid URL: {exc}", False, False
+                failure = Failure(f"invalid URL: {exc}", False, False, Reason.INVALID_URL)
             else:
                 if not url.isascii():
-                    failure = "invalid URL: not ASCII", False, False
+                    failure = Failure("invalid URL: not ASCII", False, False, Reason.INVALID_URL)
                 elif request.proxy:
                     pass  # the proxy resolves the name
                 elif never_resolves(host):
-                    failure = f"DNS failure: cannot resolve {host}", False, False
+                    words = f"DNS failure: cannot resolve {host}"
+                    failure = Failure(words, False, False, Reason.DNS)
                 elif self.guard.refuses(host) and not is_ip(host):
                     failure = await self._public_addresses(host, port)
-        if not isinstance(failure, tuple):
+        if not isinstance(failure, Failure):
             assert self._loop is not None
             future = self._loop.create_future()
             transfer = _Transfer(
@@ -603,7 +607,7 @@ class CurlTransport:
                 self._verify(handle, self.tls.for_host(host, port, request.ca_bundle, verify))
             failure = await self._perform(handle, transfer, host, request.proxy, request.timeout)
         if failure is not None:
-            result.error, result.transient, result.reachable = failure
+            result.error, result.transient, result.reachable, result.reason = failure
             result.status = None
             result.body = None
         result.elapsed = time.monotonic() - started
@@ -652,7 +656,7 @@ class CurlTransport:
             raise
         if code in (CLOSED_CODE, GIVEN_UP_CODE):
             if code == GIVEN_UP_CODE:
-                return f"timeout after {timeout:g}s", True, True
+                return Failure(f"timeout after {timeout:g}s", True, True, Reason.TIMEOUT)
             return CLOSED
         # no new connection made: the host keeps them open between requests
         transfer.result.reused = code == 0 and handle.getinfo(pycurl.NUM_CONNECTS) == 0
@@ -686,7 +690,7 @@ class CurlTransport:
         proxy: str | None,
         timeout: float,
     ) -> Failure:
-        """(error text, transient?, did the host answer?) for a failed transfer."""
+        """Why a transfer failed, in words and as what may be made of it."""
         refused = None
         if code == E_COULDNT_CONNECT and transfer.refused:
             refused = str(self.guard.none_public(host, transfer.refused))

@@ -17,9 +17,10 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from linkpatrol.model import HTTP_TOKEN_RE
+from linkpatrol.model import HTTP_TOKEN_RE, Reason
 
 # statuses that say "not now": the request is tried again later
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
@@ -184,20 +185,32 @@ def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:
 
 # ---- failures in words ----------------------------------------------------------------------
 
-Failure = tuple[str, bool, bool]  # (error text, transient?, did the host answer?)
 
-LINE_TOO_LONG: Failure = (
+class Failure(NamedTuple):
+    """Why a request has no answer: in words, and as what the crawl may make of it."""
+
+    error: str
+    transient: bool  # worth trying again
+    reachable: bool  # the host answered something
+    reason: Reason
+
+
+LINE_TOO_LONG = Failure(
     f"invalid HTTP response: a header line longer than {MAX_HEADER_LINE} bytes",
     False,
     True,
+    Reason.PROTOCOL,
 )
-TOO_MANY_HEADERS: Failure = (f"invalid HTTP response: more than {MAX_HEADERS} headers", False, True)
-NOT_HTTP: Failure = (
+TOO_MANY_HEADERS = Failure(
+    f"invalid HTTP response: more than {MAX_HEADERS} headers", False, True, Reason.PROTOCOL
+)
+NOT_HTTP = Failure(
     "invalid HTTP response: Bad status line: not an HTTP/1.x status line",
     False,
     True,
+    Reason.PROTOCOL,
 )
-CLOSED: Failure = ("HTTP error: the fetcher was closed", False, True)
+CLOSED = Failure("HTTP error: the fetcher was closed", False, True, Reason.CONNECTION)
 
 
 def one_line(text: str) -> str:
@@ -303,44 +316,46 @@ class CurlError:
 
 
 def describe_curl_error(error: CurlError) -> Failure:
-    """(error text, transient?, did the host answer?) for a failed transfer: the reasons a
-    user reads, in the same words whichever libcurl made the request."""
+    """Why a transfer failed: the words a user reads, the same whichever libcurl made the
+    request, with what may be made of it (tried again? did the host answer? what kind?)."""
     code, message, host = error.code, error.message, error.host
     if code == E_OPERATION_TIMEDOUT:
-        return f"timeout after {error.timeout:g}s", True, True
+        return Failure(f"timeout after {error.timeout:g}s", True, True, Reason.TIMEOUT)
     if code == E_COULDNT_CONNECT and error.refused:
-        return f"private address refused (--no-private): {error.refused}", False, False
+        refused = f"private address refused (--no-private): {error.refused}"
+        return Failure(refused, False, False, Reason.REFUSED)
     proxy = error.proxy
     if proxy:
         status = error.proxy_status
         if status and not 200 <= status < 300:
-            return f"the proxy refused: HTTP {status}", status in TRANSIENT_STATUSES, False
+            transient = status in TRANSIENT_STATUSES
+            return Failure(f"the proxy refused: HTTP {status}", transient, False, Reason.CONNECTION)
         if code == E_COULDNT_RESOLVE_PROXY:
-            return f"DNS failure: cannot resolve {urlsplit(proxy).hostname}", False, False
+            unknown = f"DNS failure: cannot resolve {urlsplit(proxy).hostname}"
+            return Failure(unknown, False, False, Reason.DNS)
     if code == E_COULDNT_RESOLVE_HOST:
-        return f"DNS failure: cannot resolve {host}", False, False
+        return Failure(f"DNS failure: cannot resolve {host}", False, False, Reason.DNS)
     if code == E_PEER_FAILED_VERIFICATION:
         reason = certificate_reason(message, host)
-        return one_line(f"TLS error: certificate verify failed: {reason}"), False, False
+        words = one_line(f"TLS error: certificate verify failed: {reason}")
+        return Failure(words, False, False, Reason.TLS)
     if code in TLS_ERRORS:
-        return one_line(f"TLS error: {message}"), False, False
+        return Failure(one_line(f"TLS error: {message}"), False, False, Reason.TLS)
     os_error = error.os_errno
     reason = os.strerror(os_error) if os_error else message
     if code == E_COULDNT_CONNECT:
         if proxy:
             where = urlsplit(proxy)
-            return (
-                f"cannot connect to the proxy {where.hostname}:{where.port}: {reason}",
-                False,
-                False,
-            )
+            words = f"cannot connect to the proxy {where.hostname}:{where.port}: {reason}"
+            return Failure(words, False, False, Reason.CONNECTION)
         if os_error == errno.ECONNREFUSED:
-            return "connection refused", False, False
+            return Failure("connection refused", False, False, Reason.CONNECTION)
         if os_error in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-            return "host unreachable", False, False
-        return f"cannot connect: {reason}", True, False
+            return Failure("host unreachable", False, False, Reason.CONNECTION)
+        return Failure(f"cannot connect: {reason}", True, False, Reason.CONNECTION)
     if code == E_GOT_NOTHING:
-        return "server closed the connection without answering", True, True
+        words = "server closed the connection without answering"
+        return Failure(words, True, True, Reason.CONNECTION)
     if code == E_PARTIAL_FILE:
         length = error.content_length
         if length is None:
@@ -350,18 +365,16 @@ def describe_curl_error(error: CurlError) -> Failure:
                 "Not enough data to satisfy content length header "
                 f"(received {error.received} of {length} bytes)"
             )
-        return one_line(f"incomplete response body: {missing}"), True, True
+        words = one_line(f"incomplete response body: {missing}")
+        return Failure(words, True, True, Reason.CONNECTION)
     if code == E_BAD_CONTENT_ENCODING:
         encoding = error.encoding.lower()
-        return (
-            f"undecodable response body: Can not decode content-encoding: {encoding}",
-            False,
-            True,
-        )
+        words = f"undecodable response body: Can not decode content-encoding: {encoding}"
+        return Failure(words, False, True, Reason.PROTOCOL)
     if code in (E_RECV_ERROR, E_SEND_ERROR):
         if os_error == errno.ECONNRESET:
-            return "connection reset by peer", True, True
-        return one_line(f"network error: {reason}"), True, True
+            return Failure("connection reset by peer", True, True, Reason.CONNECTION)
+        return Failure(one_line(f"network error: {reason}"), True, True, Reason.CONNECTION)
     if code == E_TOO_LARGE and "header" in message.lower():
         return LINE_TOO_LONG
     if error.status is None and (
@@ -369,10 +382,12 @@ def describe_curl_error(error: CurlError) -> Failure:
     ):  # the first line was no HTTP/1.x status line
         return NOT_HTTP
     if code in (E_WEIRD_SERVER_REPLY, E_UNSUPPORTED_PROTOCOL):
-        return one_line(f"invalid HTTP response: {message}"), False, True
+        words = one_line(f"invalid HTTP response: {message}")
+        return Failure(words, False, True, Reason.PROTOCOL)
     if code == E_URL_MALFORMAT:
-        return one_line(f"invalid URL: {message}"), False, False
-    return one_line(f"HTTP error: {message or f'libcurl error {code}'}"), False, True
+        return Failure(one_line(f"invalid URL: {message}"), False, False, Reason.INVALID_URL)
+    words = one_line(f"HTTP error: {message or f'libcurl error {code}'}")
+    return Failure(words, False, True, Reason.PROTOCOL)
 
 
 __all__ = [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
-from linkpatrol.model import PAGE_TYPES, ConfigError
+from linkpatrol.model import PAGE_TYPES, ConfigError, Reason
 from linkpatrol.urls import BadURL, canonical
 
 if TYPE_CHECKING:
@@ -222,19 +222,25 @@ def _serve(mount: Mount, request: Request) -> Response:
     url = request.url
     path = mount.path_of(url)
     if path is None:
-        return Response(method, error="not a file under the checked folder")
+        return Response(method, error="not a file under the checked folder", reason=Reason.FILE)
     try:
         if path.is_dir():
             if not url.partition("?")[0].endswith("/"):
                 return Response(method, 301, location=url.partition("?")[0] + "/")
             index = path / INDEX
             if not index.is_file():
-                return Response(method, error=f"folder without {INDEX}: {_shown(path, mount)}/")
+                return Response(
+                    method,
+                    error=f"folder without {INDEX}: {_shown(path, mount)}/",
+                    reason=Reason.FILE,
+                )
             path = index
         elif not path.is_file():
             page = path.with_name(path.name + ".html")
             if path.suffix or not page.is_file():
-                return Response(method, error=f"file not found: {_shown(path, mount)}")
+                return Response(
+                    method, error=f"file not found: {_shown(path, mount)}", reason=Reason.FILE
+                )
             path = page
         stat = path.stat()
         etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
@@ -259,7 +265,8 @@ def _serve(mount: Mount, request: Request) -> Response:
             truncated=truncated,
         )
     except OSError as exc:
-        return Response(method, error=f"cannot read {_shown(path, mount)}: {exc.strerror}")
+        error = f"cannot read {_shown(path, mount)}: {exc.strerror}"
+        return Response(method, error=error, reason=Reason.FILE)
 
 
 class FileTransport:
@@ -277,7 +284,7 @@ class FileTransport:
         started = time.monotonic()
         if self.mount is None:
             method = "GET" if request.want_body else "HEAD"
-            return Response(method, error=NO_MOUNT)
+            return Response(method, error=NO_MOUNT, reason=Reason.FILE)
         response = await asyncio.to_thread(_serve, self.mount, request)
         response.elapsed = time.monotonic() - started
         return response

@@ -43,7 +43,8 @@ class Reason(enum.StrEnum):
 
     HTTP_STATUS = "http-status"  # the server answered with a status judged broken or a warning
     DNS = "dns"  # its host name does not resolve
-    CONNECTION = "connection"  # refused, reset, unreachable, or no answer that is HTTP
+    CONNECTION = "connection"  # refused, reset, unreachable, closed without an answer
+    PROTOCOL = "protocol"  # an answer that is no valid HTTP
     TLS = "tls"  # the certificate or the TLS handshake failed
     TIMEOUT = "timeout"
     REFUSED = "refused"  # not requested: a private address with --no-private, say

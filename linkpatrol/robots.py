@@ -126,7 +126,10 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
         status = response.status
         now = time.time()
         if status is None:
-            return SiteRecord(site_origin, "unreachable", None, None, now, response.error), requests
+            unreachable = SiteRecord(
+                site_origin, "unreachable", None, None, now, response.error, response.reason
+            )
+            return unreachable, requests
         if 300 <= status < 400 and response.location:
             try:
                 url = canonical(response.location, url)

@@ -272,11 +272,14 @@ def redirect_failures(redirects: dict[str, str]) -> dict[str, str]:
     return failures
 
 
-def robots_verdict(unreachable: bool, error: str | None, denial: str | None) -> Verdict | None:
-    """What robots.txt says of a URL: a host whose robots.txt could not be read is
-    broken (nothing of it is requested), a URL it forbids is disallowed; None: go on."""
-    if unreachable:
-        return Verdict(State.BROKEN, Reason.ROBOTS, error)
+def robots_verdict(
+    unreachable: Reason | None, error: str | None, denial: str | None
+) -> Verdict | None:
+    """What robots.txt says of a URL: on a host whose robots.txt could not be fetched at
+    all (``unreachable`` says why), nothing can be, and the URL is broken for that reason;
+    a URL it forbids is disallowed; None: go on."""
+    if unreachable is not None:
+        return Verdict(State.BROKEN, unreachable, error)
     if denial is not None:
         return Verdict(State.DISALLOWED, Reason.ROBOTS, denial)
     return None

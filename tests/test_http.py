@@ -11,6 +11,7 @@ import pytest
 from linkpatrol import httpparts
 from linkpatrol.httpparts import (
     CurlError,
+    Failure,
     describe_curl_error,
     merge_headers,
     one_line,
@@ -19,6 +20,7 @@ from linkpatrol.httpparts import (
     parse_retry_after,
     sniff_html,
 )
+from linkpatrol.model import Reason
 
 
 @pytest.mark.parametrize(
@@ -150,132 +152,142 @@ def _error(code: int, message: str = "", **facts: object) -> CurlError:
     return CurlError(code, message, facts.pop("host", HOST), 10.0, **facts)  # type: ignore[arg-type]
 
 
+CURL_ERRORS: list[tuple[CurlError, tuple[str, bool, bool]]] = [
+    (_error(pycurl.E_OPERATION_TIMEDOUT), ("timeout after 10s", True, True)),
+    (
+        _error(pycurl.E_COULDNT_CONNECT, refused="a resolves to 10.0.0.1, not public"),
+        (
+            "private address refused (--no-private): a resolves to 10.0.0.1, not public",
+            False,
+            False,
+        ),
+    ),
+    (
+        _error(pycurl.E_COULDNT_CONNECT, os_errno=errno.ECONNREFUSED),
+        ("connection refused", False, False),
+    ),
+    (
+        _error(pycurl.E_COULDNT_CONNECT, os_errno=errno.EHOSTUNREACH),
+        ("host unreachable", False, False),
+    ),
+    (
+        _error(pycurl.E_COULDNT_CONNECT, os_errno=errno.EACCES),
+        (f"cannot connect: {os.strerror(errno.EACCES)}", True, False),
+    ),
+    (
+        _error(pycurl.E_COULDNT_CONNECT, "Failed to connect", proxy="http://proxy.test:3128"),
+        ("cannot connect to the proxy proxy.test:3128: Failed to connect", False, False),
+    ),
+    (
+        _error(pycurl.E_RECV_ERROR, proxy="http://proxy.test:3128", proxy_status=407),
+        ("the proxy refused: HTTP 407", False, False),
+    ),
+    (
+        _error(pycurl.E_RECV_ERROR, proxy="http://proxy.test:3128", proxy_status=503),
+        ("the proxy refused: HTTP 503", True, False),
+    ),
+    (
+        _error(pycurl.E_COULDNT_RESOLVE_PROXY, proxy="http://proxy.test:3128"),
+        ("DNS failure: cannot resolve proxy.test", False, False),
+    ),
+    (
+        _error(pycurl.E_COULDNT_RESOLVE_HOST, "Could not resolve host"),
+        ("DNS failure: cannot resolve example.org", False, False),
+    ),
+    (
+        _error(
+            pycurl.E_PEER_FAILED_VERIFICATION,
+            "SSL certificate OpenSSL verify result: certificate has expired (10)",
+        ),
+        ("TLS error: certificate verify failed: certificate has expired", False, False),
+    ),
+    (
+        _error(
+            pycurl.E_PEER_FAILED_VERIFICATION,
+            "SSL: no alternative certificate subject name matches target host name",
+            host="127.0.0.1",
+        ),
+        (
+            "TLS error: certificate verify failed: IP address mismatch, "
+            "certificate is not valid for '127.0.0.1'",
+            False,
+            False,
+        ),
+    ),
+    (
+        _error(pycurl.E_SSL_CONNECT_ERROR, "OpenSSL: wrong version number."),
+        ("TLS error: OpenSSL: wrong version number", False, False),
+    ),
+    (
+        _error(pycurl.E_GOT_NOTHING, "Empty reply from server"),
+        ("server closed the connection without answering", True, True),
+    ),
+    (
+        _error(pycurl.E_PARTIAL_FILE, content_length=100, received=40),
+        (
+            "incomplete response body: Not enough data to satisfy content length header "
+            "(received 40 of 100 bytes)",
+            True,
+            True,
+        ),
+    ),
+    (
+        _error(pycurl.E_PARTIAL_FILE),
+        (
+            "incomplete response body: Not enough data to satisfy transfer length header",
+            True,
+            True,
+        ),
+    ),
+    (
+        _error(pycurl.E_BAD_CONTENT_ENCODING, "Error while processing", encoding="GZip"),
+        ("undecodable response body: Can not decode content-encoding: gzip", False, True),
+    ),
+    (
+        _error(pycurl.E_RECV_ERROR, "Recv failure", os_errno=errno.ECONNRESET),
+        ("connection reset by peer", True, True),
+    ),
+    (
+        _error(pycurl.E_SEND_ERROR, "Send failure", os_errno=errno.EPIPE),
+        (f"network error: {os.strerror(errno.EPIPE)}", True, True),
+    ),
+    (
+        _error(100, "Header too large"),
+        (
+            f"invalid HTTP response: a header line longer than {httpparts.MAX_HEADER_LINE} bytes",
+            False,
+            True,
+        ),
+    ),
+    (
+        _error(1, "Received HTTP/0.9 when not allowed"),
+        ("invalid HTTP response: Bad status line: not an HTTP/1.x status line", False, True),
+    ),
+    (
+        _error(8, "Weird server reply", status=200),
+        ("invalid HTTP response: Weird server reply", False, True),
+    ),
+    (
+        _error(pycurl.E_URL_MALFORMAT, "URL rejected: Bad hostname"),
+        ("invalid URL: URL rejected: Bad hostname", False, False),
+    ),
+    (_error(99, status=200), ("HTTP error: libcurl error 99", False, True)),
+]
+# the kind of each failure above, in the same order
+R = Reason
+CURL_REASONS = [
+    R.TIMEOUT, R.REFUSED, R.CONNECTION, R.CONNECTION, R.CONNECTION, R.CONNECTION,
+    R.CONNECTION, R.CONNECTION, R.DNS, R.DNS, R.TLS, R.TLS, R.TLS, R.CONNECTION,
+    R.CONNECTION, R.CONNECTION, R.PROTOCOL, R.CONNECTION, R.CONNECTION, R.PROTOCOL,
+    R.PROTOCOL, R.PROTOCOL, R.INVALID_URL, R.PROTOCOL,
+]  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("error", "failure"),
-    [
-        (_error(pycurl.E_OPERATION_TIMEDOUT), ("timeout after 10s", True, True)),
-        (
-            _error(pycurl.E_COULDNT_CONNECT, refused="a resolves to 10.0.0.1, not public"),
-            (
-                "private address refused (--no-private): a resolves to 10.0.0.1, not public",
-                False,
-                False,
-            ),
-        ),
-        (
-            _error(pycurl.E_COULDNT_CONNECT, os_errno=errno.ECONNREFUSED),
-            ("connection refused", False, False),
-        ),
-        (
-            _error(pycurl.E_COULDNT_CONNECT, os_errno=errno.EHOSTUNREACH),
-            ("host unreachable", False, False),
-        ),
-        (
-            _error(pycurl.E_COULDNT_CONNECT, os_errno=errno.EACCES),
-            (f"cannot connect: {os.strerror(errno.EACCES)}", True, False),
-        ),
-        (
-            _error(pycurl.E_COULDNT_CONNECT, "Failed to connect", proxy="http://proxy.test:3128"),
-            ("cannot connect to the proxy proxy.test:3128: Failed to connect", False, False),
-        ),
-        (
-            _error(pycurl.E_RECV_ERROR, proxy="http://proxy.test:3128", proxy_status=407),
-            ("the proxy refused: HTTP 407", False, False),
-        ),
-        (
-            _error(pycurl.E_RECV_ERROR, proxy="http://proxy.test:3128", proxy_status=503),
-            ("the proxy refused: HTTP 503", True, False),
-        ),
-        (
-            _error(pycurl.E_COULDNT_RESOLVE_PROXY, proxy="http://proxy.test:3128"),
-            ("DNS failure: cannot resolve proxy.test", False, False),
-        ),
-        (
-            _error(pycurl.E_COULDNT_RESOLVE_HOST, "Could not resolve host"),
-            ("DNS failure: cannot resolve example.org", False, False),
-        ),
-        (
-            _error(
-                pycurl.E_PEER_FAILED_VERIFICATION,
-                "SSL certificate OpenSSL verify result: certificate has expired (10)",
-            ),
-            ("TLS error: certificate verify failed: certificate has expired", False, False),
-        ),
-        (
-            _error(
-                pycurl.E_PEER_FAILED_VERIFICATION,
-                "SSL: no alternative certificate subject name matches target host name",
-                host="127.0.0.1",
-            ),
-            (
-                "TLS error: certificate verify failed: IP address mismatch, "
-                "certificate is not valid for '127.0.0.1'",
-                False,
-                False,
-            ),
-        ),
-        (
-            _error(pycurl.E_SSL_CONNECT_ERROR, "OpenSSL: wrong version number."),
-            ("TLS error: OpenSSL: wrong version number", False, False),
-        ),
-        (
-            _error(pycurl.E_GOT_NOTHING, "Empty reply from server"),
-            ("server closed the connection without answering", True, True),
-        ),
-        (
-            _error(pycurl.E_PARTIAL_FILE, content_length=100, received=40),
-            (
-                "incomplete response body: Not enough data to satisfy content length header "
-                "(received 40 of 100 bytes)",
-                True,
-                True,
-            ),
-        ),
-        (
-            _error(pycurl.E_PARTIAL_FILE),
-            (
-                "incomplete response body: Not enough data to satisfy transfer length header",
-                True,
-                True,
-            ),
-        ),
-        (
-            _error(pycurl.E_BAD_CONTENT_ENCODING, "Error while processing", encoding="GZip"),
-            ("undecodable response body: Can not decode content-encoding: gzip", False, True),
-        ),
-        (
-            _error(pycurl.E_RECV_ERROR, "Recv failure", os_errno=errno.ECONNRESET),
-            ("connection reset by peer", True, True),
-        ),
-        (
-            _error(pycurl.E_SEND_ERROR, "Send failure", os_errno=errno.EPIPE),
-            (f"network error: {os.strerror(errno.EPIPE)}", True, True),
-        ),
-        (
-            _error(100, "Header too large"),
-            (
-                f"invalid HTTP response: a header line longer than "
-                f"{httpparts.MAX_HEADER_LINE} bytes",
-                False,
-                True,
-            ),
-        ),
-        (
-            _error(1, "Received HTTP/0.9 when not allowed"),
-            ("invalid HTTP response: Bad status line: not an HTTP/1.x status line", False, True),
-        ),
-        (
-            _error(8, "Weird server reply", status=200),
-            ("invalid HTTP response: Weird server reply", False, True),
-        ),
-        (
-            _error(pycurl.E_URL_MALFORMAT, "URL rejected: Bad hostname"),
-            ("invalid URL: URL rejected: Bad hostname", False, False),
-        ),
-        (_error(99, status=200), ("HTTP error: libcurl error 99", False, True)),
-    ],
+    ("error", "failure", "reason"),
+    [(*case, reason) for case, reason in zip(CURL_ERRORS, CURL_REASONS, strict=True)],
 )
 def test_libcurl_errors_in_the_words_a_user_reads(
-    error: CurlError, failure: tuple[str, bool, bool]
+    error: CurlError, failure: tuple[str, bool, bool], reason: Reason
 ) -> None:
-    assert describe_curl_error(error) == failure
+    assert describe_curl_error(error) == Failure(*failure, reason)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from linkpatrol.model import Reason
 from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 from tests.sitesrv import TestSite as LoopbackSite
@@ -265,3 +266,11 @@ def test_report_times_are_written_as_datetime_writes_them_however_many_they_are(
         for stamp in stamps:
             assert iso(stamp) == datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
     assert iso(None) is None
+
+
+def test_the_schema_names_every_reason_a_verdict_may_have() -> None:
+    schema = json.loads((Path(__file__).parent.parent / "docs/report.schema.json").read_text())
+    url = schema["$defs"]["url"]["properties"]
+    change = url["changes"]["items"]["properties"]
+    every = {r.value for r in Reason} | {None}
+    assert set(url["reason"]["enum"]) == set(change["reason"]["enum"]) == every

@@ -284,13 +284,14 @@ def test_redirect_chains(redirects: dict[str, str], failures: dict[str, str]) ->
 @pytest.mark.parametrize(
     ("unreachable", "error", "denial", "verdict"),
     [
-        (False, None, None, None),
-        (False, None, "forbidden by robots.txt", Verdict(State.DISALLOWED, Reason.ROBOTS, "forbidden by robots.txt")),
-        (True, "robots.txt: connection refused", None, Verdict(State.BROKEN, Reason.ROBOTS, "robots.txt: connection refused")),
+        (None, None, None, None),
+        (None, None, "forbidden by robots.txt", Verdict(State.DISALLOWED, Reason.ROBOTS, "forbidden by robots.txt")),
+        (Reason.CONNECTION, "connection refused", None, Verdict(State.BROKEN, Reason.CONNECTION, "connection refused")),
+        (Reason.DNS, "DNS failure: cannot resolve h.test", None, Verdict(State.BROKEN, Reason.DNS, "DNS failure: cannot resolve h.test")),
     ],
 )  # fmt: skip
 def test_robots(
-    unreachable: bool, error: str | None, denial: str | None, verdict: Verdict | None
+    unreachable: Reason | None, error: str | None, denial: str | None, verdict: Verdict | None
 ) -> None:
     assert robots_verdict(unreachable, error, denial) == verdict
 

@@ -123,7 +123,13 @@ def test_a_read_only_schema_1_memory_is_refused_with_one_line_and_left_as_it_was
     assert _digest(old_memory) == before
 
 
-SCHEMA_6 = (("passes", "options"), ("passes", "sites"), ("urls", "reason"), ("history", "reason"))
+SCHEMA_6 = (
+    ("passes", "options"),
+    ("passes", "sites"),
+    ("urls", "reason"),
+    ("history", "reason"),
+    ("sites", "reason"),
+)
 
 
 def back_to_schema_5(db: str) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from linkpatrol import __version__
-from linkpatrol.model import Action, FailOn, ReportOptions, State, StoreError
+from linkpatrol.model import Action, FailOn, Reason, ReportOptions, State, StoreError
 from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable
 from linkpatrol.store import Change, Part, PassInfo, Referrer, SlotUsage, Store, UrlRecord
@@ -49,6 +49,7 @@ class Entry:
     response_ms: float | None = None  # how long its last request took
     changes: list[Change] | None = None  # its changes of verdict (reported URLs only)
     new: bool = False  # reported, and its verdict changed in this pass, not an earlier one
+    reason: Reason | None = None  # why it has its verdict (None when good)
 
     def flaps(self, until: float, days: float = FLAP_DAYS) -> int:
         """How many times its verdict changed in the ``days`` before ``until``."""
@@ -118,7 +119,7 @@ class Tally:
 
     def add(self, entry: Entry) -> None:
         self.states[entry.state] += 1
-        if entry.state is State.UNCHECKED and entry.error:
+        if entry.reason is Reason.LIMIT:
             self.limited += 1
             if len(self.limited_first) < LIMITED_KEPT:
                 self.limited_first.append(entry)
@@ -388,6 +389,7 @@ def entry_of(
         links=links,
         last_modified=record.last_modified,
         response_ms=record.response_ms,
+        reason=record.reason,
     )
 
 
@@ -426,6 +428,7 @@ def missing_anchors(store: Store, pass_id: int) -> list[Entry]:
                 last_good=None,
                 failing_since=None,
                 referrers=[],
+                reason=Reason.MISSING_ANCHOR,
             )
         entry.referrers.append(Referrer(src, line))
     return list(found.values())

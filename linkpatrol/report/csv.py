@@ -16,6 +16,7 @@ COLUMNS = (
     "line",
     "first_failed",
     "last_good",
+    "reason",
 )
 
 
@@ -27,7 +28,8 @@ def render_csv(report: Report) -> str:
     writer.writerow(COLUMNS)
     for entry in report.reported:
         fixed = (entry.url, entry.state.value, entry.http_status or "", entry.error or "")
-        times = (iso(entry.failing_since) or "", iso(entry.last_good) or "")
+        reason = entry.reason.value if entry.reason is not None else ""
+        times = (iso(entry.failing_since) or "", iso(entry.last_good) or "", reason)
         refs: list[Referrer | None] = [*entry.referrers] or [None]
         for ref in refs:
             place = ("", "") if ref is None else (ref.url, "" if ref.line is None else ref.line)

@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
-from linkpatrol.model import State
+from linkpatrol.model import Reason, State
 from linkpatrol.report import FLAP_DAYS, Entry, Report, iso, moment
-from linkpatrol.report.text import clean, plugin_text
+from linkpatrol.report.text import SAID_IN_WORDS, clean, plugin_text
 from linkpatrol.urls import relative_to
 
 MAX_REFERRERS = 20  # referring pages named in one table row; the rest are counted
@@ -562,8 +562,10 @@ def _status_cell(entry: Entry) -> str:
     status = entry.http_status
     shown = str(status) if status else "—"
     details = []
-    if entry.error and entry.error != f"HTTP {status}":
+    if entry.error and entry.reason is not Reason.HTTP_STATUS:
         details.append(f'<span class="detail">{text(entry.error)}</span>')
+    if entry.reason is not None and entry.reason not in SAID_IN_WORDS:
+        details.append(f'<span class="reason">{text(entry.reason.value)}</span>')
     if entry.redirect_to:
         details.append(f'<span class="detail">→ {link(entry.redirect_to, css="url")}</span>')
     tip = f' title="Content-Type: {text(entry.content_type)}"' if entry.content_type else ""

@@ -34,6 +34,7 @@ def change_dict(change: Change) -> dict[str, Any]:
         "state": change.state.value,
         "http_status": change.http_status,
         "error": change.error,
+        "reason": None if change.reason is None else change.reason.value,
     }
 
 
@@ -45,6 +46,7 @@ def _head(entry: Entry) -> dict[str, Any]:
         "state": entry.state.value,
         "http_status": entry.http_status,
         "error": entry.error,
+        "reason": None if entry.reason is None else entry.reason.value,
         "content_type": entry.content_type,
         "redirect_to": entry.redirect_to,
         "reportable": entry.reportable,

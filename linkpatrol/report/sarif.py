@@ -85,6 +85,7 @@ def _result(entry: Entry, ref: Referrer | None, failing: bool) -> dict[str, Any]
         "level": level,
         "message": {"text": text},
         "locations": [where],
+        "properties": {"reason": entry.reason.value if entry.reason is not None else None},
     }
 
 

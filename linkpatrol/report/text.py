@@ -7,11 +7,13 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from linkpatrol.model import State
-from linkpatrol.report import FLAP_DAYS, FLAPPING, MISSING_ANCHOR, Entry, Referrer, Report, iso
+from linkpatrol.model import Reason, State
+from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, Report, iso
 from linkpatrol.urls import relative_to
 
 PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report has all
+# reasons the verdict's own words already give ("HTTP 404", "missing anchor")
+SAID_IN_WORDS = frozenset((Reason.HTTP_STATUS, Reason.MISSING_ANCHOR))
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -31,9 +33,11 @@ def status_line(entry: Entry, until: float | None = None) -> str:
     detail = entry.error or (f"HTTP {entry.http_status}" if entry.http_status else None)
     if detail:
         parts[0] += f": {detail}"
+    if entry.reason is not None and entry.reason not in SAID_IN_WORDS:
+        parts.append(f"kind: {entry.reason.value}")
     if entry.redirect_to:
         parts.append(f"-> {entry.redirect_to}")
-    if entry.state is State.BROKEN and entry.error != MISSING_ANCHOR:
+    if entry.state is State.BROKEN and entry.reason is not Reason.MISSING_ANCHOR:
         if entry.last_good is None:
             parts.append("never good")
         else:

@@ -152,6 +152,7 @@ class SiteRecord:
     body: str | None
     fetched_at: float
     error: str | None = None
+    reason: Reason | None = None  # why it could not be fetched, when it could not
 
 
 @dataclass(slots=True)

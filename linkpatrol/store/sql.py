@@ -136,7 +136,8 @@ CREATE TABLE IF NOT EXISTS sites(
   status {int},
   body TEXT,
   fetched_at {real} NOT NULL,
-  error TEXT
+  error TEXT,
+  reason TEXT
 );
 CREATE TABLE IF NOT EXISTS history(
   url_id {int} NOT NULL,
@@ -190,6 +191,7 @@ _REASON_OF_ERROR = """CASE
   WHEN error LIKE 'file not found%' OR error LIKE 'cannot read %' OR error LIKE 'folder without%'
     OR error LIKE 'not a file under%' THEN 'file'
   WHEN error LIKE 'refused%' OR error LIKE '%private%' THEN 'refused'
+  WHEN error LIKE 'invalid HTTP response%' OR error LIKE 'undecodable%' THEN 'protocol'
   WHEN state = 'broken' THEN 'connection'
 END"""
 
@@ -218,6 +220,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE passes ADD COLUMN sites TEXT",
         "ALTER TABLE urls ADD COLUMN reason TEXT",
         "ALTER TABLE history ADD COLUMN reason TEXT",
+        "ALTER TABLE sites ADD COLUMN reason TEXT",
         # the reasons of the verdicts kept so far, read once from their words
         f"UPDATE urls SET reason = {_REASON_OF_ERROR} WHERE error IS NOT NULL",
         f"UPDATE history SET reason = {_REASON_OF_ERROR} WHERE error IS NOT NULL",
@@ -1296,18 +1299,25 @@ class SqlStore(ABC):
     def site(self, origin: str) -> SiteRecord | None:
         with self._read() as s:
             row = s.execute(
-                "SELECT origin, state, status, body, fetched_at, error FROM sites WHERE origin = ?",
+                "SELECT origin, state, status, body, fetched_at, error, reason FROM sites "
+                "WHERE origin = ?",
                 (origin,),
             ).fetchone()
-        return SiteRecord(*row) if row else None
+        if row is None:
+            return None
+        origin_, state, status, body, fetched_at, error, reason = row
+        return SiteRecord(
+            origin_, state, status, body, fetched_at, error, REASONS.get(reason or "")
+        )
 
     def save_site(self, record: SiteRecord) -> None:
         with self._tx() as s:
             s.execute(
-                "INSERT INTO sites(origin, state, status, body, fetched_at, error) "
-                "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(origin) DO UPDATE SET "
+                "INSERT INTO sites(origin, state, status, body, fetched_at, error, reason) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(origin) DO UPDATE SET "
                 "state = excluded.state, status = excluded.status, body = excluded.body, "
-                "fetched_at = excluded.fetched_at, error = excluded.error",
+                "fetched_at = excluded.fetched_at, error = excluded.error, "
+                "reason = excluded.reason",
                 (
                     record.origin,
                     record.state,
@@ -1315,6 +1325,7 @@ class SqlStore(ABC):
                     record.body,
                     record.fetched_at,
                     record.error,
+                    record.reason and record.reason.value,
                 ),
             )
 
