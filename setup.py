@@ -22,6 +22,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = [
     "linkpatrol/crawl.py",
     "linkpatrol/curlfetch.py",
+    "linkpatrol/downloader.py",
     "linkpatrol/extract.py",
     "linkpatrol/fetch.py",
     "linkpatrol/httpparts.py",

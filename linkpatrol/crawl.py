@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 
 from linkpatrol.config import SiteSettings, report_options, rule_options
 from linkpatrol.curlfetch import make_fetcher
+from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Action, ConfigError, Reason, State
 from linkpatrol.observer import Observer
@@ -41,7 +41,7 @@ from linkpatrol.rules import (
     robots_verdict,
     unchanged_status,
 )
-from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, SlotUsage, Store, Task
+from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, Store, Task
 from linkpatrol.transport import Response
 from linkpatrol.urls import BadURL, is_http
 
@@ -50,7 +50,6 @@ T = TypeVar("T")
 _REQUESTED = frozenset((Action.PARSE.value, Action.CHECK.value))  # actions that request
 
 FLUSH_INTERVAL = 0.25
-SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
 FLUSH_BATCH = 256
 # outcomes written at once when the frontier is dry (new work waits on them). Each write
 # is a transaction, and each transaction writes every page of the memory it changed: on a
@@ -64,16 +63,7 @@ POLL_INTERVAL = 0.2
 # claimed URLs held in memory: enough that one claim feeds many requests, few enough
 # that memory does not grow with the site
 WINDOW = 256
-HOST_WINDOW = 64
 CREW_WINDOW = 16  # the least a worker sharing the pass claims ahead
-# requests in flight to a host at first, as browsers open at most six connections to a
-# host: a server with a short queue of connections not yet accepted (Python's http.server
-# listens with a backlog of 5: six wait at most) drops the rest, which the system tries
-# again only a second later. Each answer over a connection kept open allows one more (one
-# new connection at a time), up to --per-host; a server that closes every connection
-# (HTTP/1.0, as http.server) takes a new one for every request and stays at six.
-FIRST_CONNECTIONS = 6
-OPENED = 1 << 30  # a host's connections all opened (or none needed: file: URLs)
 
 
 @dataclass(slots=True)
@@ -92,20 +82,6 @@ class CrawlStats:
     def rate(self) -> float:
         elapsed = time.monotonic() - self.started
         return self.requests / elapsed if elapsed > 0 else 0.0
-
-
-@dataclass(slots=True)
-class _Host:
-    origin: str
-    robots: Robots | None = None
-    robots_pending: bool = False
-    active: int = 0
-    next_at: float = 0.0
-    waiting: deque[Task] = field(default_factory=deque)
-    # requests in flight to it at most while its connections are being opened (this
-    # worker's share bounds them too), OPENED once they reached the share: see
-    # FIRST_CONNECTIONS
-    opening: int = FIRST_CONNECTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +114,9 @@ class Crawl:
         self.hard_limit = settings.timeout * 2
         self.stats = CrawlStats()
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linkpatrol-store")
-        self._hosts: dict[str, _Host] = {}
+        self.downloader = Downloader(
+            settings.concurrency, settings.per_host, settings.delay, self.fetcher.sites
+        )
         self._outcomes: list[Outcome] = []
         self._extra_requests = 0
         self._inflight: set[asyncio.Task[None]] = set()
@@ -156,13 +134,10 @@ class Crawl:
         self._announced: set[str] = set()
         self._from_memory: set[int] = set()
         self._roots: set[str] = set()
-        self._slots = 0  # requests this worker may have in flight to one host (its share)
         # alone, once a claim came back short: the only origins the frontier may hold
         # unleased URLs of; a claim is not worth asking for while they are all busy
         self._dry: set[str] | None = None
         self._alone = True
-        self._sampled_at: float | None = None
-        self.usage = SlotUsage()  # how the fetch slots were used in this run
         self._running: asyncio.AbstractEventLoop | None = None
 
     # ---- plumbing ------------------------------------------------------------
@@ -272,7 +247,7 @@ class Crawl:
                     time.time(),
                     complete,
                     None if complete else (self._stop_reason or "error"),
-                    self.usage,
+                    self.downloader.usage,
                 )
             finally:
                 self._db.shutdown(wait=True)
@@ -345,12 +320,12 @@ class Crawl:
                 if job is None:
                     idle = not self._inflight and not self._outcomes and self._buffered == 0
                     wants_claim = (
-                        self._slots
+                        self.downloader.share
                         and not claim_empty
                         and self._buffered < self._window
                         and now >= poll_after
                     )
-                    busy = self._busy_origins() if wants_claim else []
+                    busy = self.downloader.busy_origins() if wants_claim else []
                     if wants_claim and self._dry is not None and self._dry.issubset(busy):
                         # alone, every host the frontier may hold unleased URLs of is
                         # busy: a claim would scan it for nothing (a big site's costliest
@@ -380,17 +355,18 @@ class Crawl:
                     elif now - last_progress >= 0.5:
                         last_progress = now
                         step = progress()
-                    elif (claim_empty or not self._slots) and idle and now >= poll_after:
+                    elif (claim_empty or not self.downloader.share) and idle and now >= poll_after:
                         step = check_done()
                     if step is not None:
                         job = self._loop_now().create_task(step)
                         job.add_done_callback(lambda _: self._wake())
                 self._dispatch()
-                self._sample(time.monotonic())
+                self.downloader.sample(time.monotonic(), len(self._inflight), self.stats.queued)
+                self.stats.waiting = self.downloader.waiting
                 if self._budget_spent and not self._inflight and not self._outcomes:
                     self.stop("max-requests")
                     continue
-                wait = self._next_wait()
+                wait = self.downloader.next_wait(FLUSH_INTERVAL)
                 if poll_after > now:
                     wait = min(wait, max(poll_after - now, 0.001))
                 await self._sleep(wait)
@@ -401,14 +377,6 @@ class Crawl:
                 if not job.cancelled() and (error := job.exception()) is not None:
                     raise error
 
-    def _next_wait(self) -> float:
-        wait = FLUSH_INTERVAL
-        now = time.monotonic()
-        for host in self._hosts.values():
-            if host.waiting and host.next_at > now:
-                wait = min(wait, host.next_at - now)
-        return max(wait, 0.001)
-
     # ---- the crew: workers sharing the pass ---------------------------------------------
 
     async def _heartbeat(self, pass_id: int) -> None:
@@ -417,10 +385,14 @@ class Crawl:
         In a crew a worker keeps only what it can start soon, and a worker left without
         a share keeps nothing: what it hands back is for the others.
         """
-        busy = max((host.active for host in self._hosts.values()), default=0)
-        self._slots, workers = await self._call(
-            self.store.heartbeat, time.time(), self.stats.done, busy, self.settings.per_host
+        share, workers = await self._call(
+            self.store.heartbeat,
+            time.time(),
+            self.stats.done,
+            self.downloader.busiest(),
+            self.settings.per_host,
         )
+        self.downloader.share = share
         if workers > 1:  # another worker may have seen the site grow
             grown = await self._call(self.store.sites, pass_id)
             if self.policy.add_sites(grown) and self._parser is not None:
@@ -433,52 +405,15 @@ class Crawl:
         if workers == 1:
             self._window = self._alone_window
         else:
-            can_start = max(1, self._slots) * max(1, len(self._hosts))
+            can_start = max(1, share) * max(1, len(self.downloader.slots))
             self._window = max(CREW_WINDOW, 2 * min(self.settings.concurrency, can_start))
-        keep = self._window if self._slots else 0
+        keep = self._window if share else 0
         if self._buffered > keep:
-            excess = self._buffered - keep
-            handed: list[int] = []
-            for host in self._hosts.values():
-                while host.waiting and len(handed) < excess:
-                    handed.append(host.waiting.pop().url_id)
-                    if self._dry is not None:
-                        self._dry.add(host.origin)
+            handed, hosts = self.downloader.hand_back(self._buffered - keep)
+            if self._dry is not None:
+                self._dry |= hosts
             self._buffered -= len(handed)
             await self._call(self.store.release, pass_id, handed)
-
-    def _spacing(self, host: _Host) -> float:
-        """The pause between this worker's requests to the host: --delay (or its
-        ``[[site]]`` delay) or Crawl-delay, stretched by --per-host over this worker's share
-        of it, so that the workers sharing the host keep to it together."""
-        delay = max(
-            self.fetcher.sites.delay(host.origin, self.settings.delay),
-            host.robots.crawl_delay() if host.robots else 0.0,
-        )
-        if delay <= 0 or not self._slots:
-            return delay
-        return delay * self.settings.per_host / self._slots
-
-    def _host_share(self, host: _Host) -> int:
-        """This worker's share of --per-host, or of the host's ``[[site]]`` per_host (at
-        least one while it has a share)."""
-        limit = self.fetcher.sites.per_host(host.origin, self.settings.per_host)
-        if limit == self.settings.per_host or not self._slots:
-            return self._slots
-        return max(1, limit * self._slots // self.settings.per_host)
-
-    def _host_slots(self, host: _Host) -> int:
-        """Requests this worker may have in flight to the host now: its share, or fewer
-        while the host's connections are still being opened (see FIRST_CONNECTIONS)."""
-        return min(self._host_share(host), host.opening)
-
-    # ---- the frontier --------------------------------------------------------------
-
-    def _busy_origins(self) -> list[str]:
-        limit = max(self.settings.per_host * 4, HOST_WINDOW)
-        return [
-            h.origin for h in self._hosts.values() if h.robots_pending or len(h.waiting) >= limit
-        ]
 
     async def _claim(self, pass_id: int, busy: list[str]) -> int:
         room = self._window - self._buffered
@@ -523,18 +458,14 @@ class Crawl:
             return None
         if admission is Admission.TRUST:
             return action
-        host = self._hosts.get(task.origin)
-        if host is None:
-            host = self._hosts[task.origin] = _Host(task.origin)
-            if not is_http(task.origin):
-                host.opening = OPENED  # a file: URL is no connection
+        slot = self.downloader.slot(task.origin)
         if action is not task.action:  # decided afresh: the request follows the new action
             task = dataclasses.replace(task, action=action)
-        host.waiting.append(task)
+        slot.waiting.append(task)
         self._buffered += 1
-        if host.robots is None and not host.robots_pending:
-            host.robots_pending = True
-            self._spawn(self._load_robots(host))
+        if slot.robots is None and not slot.robots_pending:
+            slot.robots_pending = True
+            self._spawn(self._load_robots(slot))
         return None
 
     def _reuse(self, trusted: list[tuple[Task, Action]]) -> None:
@@ -580,51 +511,19 @@ class Crawl:
 
     def _dispatch(self) -> None:
         now = time.monotonic()
-        for host in self._hosts.values():
-            while (
-                host.waiting
-                and host.robots is not None
-                and host.active < self._host_slots(host)
-                and len(self._inflight) < self.settings.concurrency
-                and host.next_at <= now
-            ):
-                if self._out_of_requests():
-                    return
-                task = host.waiting.popleft()
-                self._buffered -= 1
-                verdict = self._robots_verdict(host.robots, task)
-                if verdict is not None:
-                    self._settle(task, verdict)
-                    continue
-                host.active += 1
-                delay = self._spacing(host)
-                if delay > 0:
-                    host.next_at = now + delay
-                self._unstarted += 1
-                self._spawn(self._work(task, host))
-
-    def _sample(self, now: float) -> None:
-        """Add how the fetch slots are used now to the run's usage (at most every 50 ms)."""
-        if self._sampled_at is None:
-            self._sampled_at = now
-            return
-        span = now - self._sampled_at
-        if span < SAMPLE_INTERVAL:
-            return
-        self._sampled_at = now
-        slots = self.settings.concurrency
-        busy = min(len(self._inflight), slots)
-        blocked = sum(
-            len(h.waiting)
-            for h in self._hosts.values()
-            if h.waiting
-            and (h.robots is None or h.active >= self._host_slots(h) or h.next_at > now)
-        )
-        waiting = min(blocked, slots - busy)
-        self.stats.waiting = waiting
-        self.usage = self.usage + SlotUsage(
-            span, slots * span, busy * span, waiting * span, self.stats.queued * span
-        )
+        for slot in self.downloader.due(now, self._inflight):
+            if self._out_of_requests():
+                return
+            task = slot.waiting.popleft()
+            self._buffered -= 1
+            assert slot.robots is not None
+            verdict = self._robots_verdict(slot.robots, task)
+            if verdict is not None:
+                self._settle(task, verdict)
+                continue
+            self.downloader.start(slot, now)
+            self._unstarted += 1
+            self._spawn(self._work(task, slot))
 
     def _out_of_requests(self) -> bool:
         """--max-requests reached: start nothing new; the run stops once in-flight work ends."""
@@ -711,37 +610,37 @@ class Crawl:
 
     # ---- robots.txt ----------------------------------------------------------------------
 
-    async def _load_robots(self, host: _Host) -> None:
+    async def _load_robots(self, slot: Slot) -> None:
         try:
-            if not self.settings.robots or not is_http(host.origin):
-                host.robots = skipped(host.origin)
+            if not self.settings.robots or not is_http(slot.origin):
+                slot.robots = skipped(slot.origin)
                 return
-            record = await self._call(self.store.site, host.origin)
+            record = await self._call(self.store.site, slot.origin)
             if record is None or not is_fresh(record, time.time()):
-                if not self._slots:  # no share of the host: the others ask (asked again later)
+                if not self.downloader.share:  # the others ask (asked again later)
                     return
-                self.observer.requesting("GET", host.origin + "/robots.txt", "robots.txt")
-                host.active += 1  # robots.txt takes one of the host's slots too
+                self.observer.requesting("GET", slot.origin + "/robots.txt", "robots.txt")
+                slot.active += 1  # robots.txt takes one of the host's slots too
                 try:
-                    record, requests = await fetch_robots(self.fetcher, host.origin)
+                    record, requests = await fetch_robots(self.fetcher, slot.origin)
                 finally:
-                    host.active -= 1
+                    slot.active -= 1
                 self._extra_requests += requests
                 await self._call(self.store.save_site, record)
-            host.robots = robots_from_record(record)
+            slot.robots = robots_from_record(record)
         finally:
-            host.robots_pending = False
+            slot.robots_pending = False
 
     # ---- one URL ----------------------------------------------------------------------------
 
-    async def _work(self, task: Task, host: _Host) -> None:
+    async def _work(self, task: Task, slot: Slot) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
         action = task.action
         why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
         first = plan(action, task.url, self.rules)
 
         def pace() -> Awaitable[None]:
-            return self._pace(host)
+            return self.downloader.pace(slot)
 
         try:
             self.observer.requesting(first.method, task.url, why + first.purpose)
@@ -756,33 +655,22 @@ class Crawl:
             if first.method == "HEAD" and get_after_head(
                 response.status, response.reachable, response.transient
             ):
-                await self._pace(host)
+                await self.downloader.pace(slot)
                 self.observer.requesting("GET", task.url, why + "; HEAD failed")
                 response = await self.fetcher.fetch(
                     "GET", task.url, headers=request_headers(task, False), pace=pace
                 )
                 requests += response.attempts
         finally:
-            host.active -= 1
+            self.downloader.finished(slot)
             self._wake()
-        if response.reused and host.opening != OPENED:  # one more, up to the share
-            host.opening += 1
-            if host.opening >= self._host_share(host):
-                host.opening = OPENED
+        if response.reused:
+            self.downloader.kept_open(slot)
         outcome = await self._judge(task, action, response)
         outcome.requests = requests
         outcome.fetched = True
         outcome.response_ms = response.elapsed * 1000
         self._settle(task, outcome)
-
-    async def _pace(self, host: _Host) -> None:
-        """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
-        delay = self._spacing(host)
-        if delay <= 0:
-            return
-        while (wait := host.next_at - time.monotonic()) > 0:
-            await asyncio.sleep(wait)
-        host.next_at = time.monotonic() + delay
 
     async def _judge(self, task: Task, action: Action, response: Response) -> Outcome:
         outcome = Outcome(

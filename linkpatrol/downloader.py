@@ -1,0 +1,194 @@
+"""The downloader's slots: one per host, holding its URLs due until the host's turn.
+
+A host's slot keeps this worker within its share of ``--per-host`` (and of a
+``[[site]]``'s ``per_host``), spaces requests by ``--delay`` or Crawl-delay, opens
+connections a few at a time, and holds every URL back until the host's robots.txt is
+known. The downloader also measures how the fetch slots (``--concurrency``) are used.
+It decides nothing about a URL: that is the rule book's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Iterator, Sized
+from dataclasses import dataclass, field
+
+from linkpatrol.robots import Robots
+from linkpatrol.sites import SiteMatcher
+from linkpatrol.store import SlotUsage, Task
+from linkpatrol.urls import is_http
+
+SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
+HOST_WINDOW = 64  # URLs of one host held before a claim leaves the host out
+# requests in flight to a host at first, as browsers open at most six connections to a
+# host: a server with a short queue of connections not yet accepted (Python's http.server
+# listens with a backlog of 5: six wait at most) drops the rest, which the system tries
+# again only a second later. Each answer over a connection kept open allows one more (one
+# new connection at a time), up to --per-host; a server that closes every connection
+# (HTTP/1.0, as http.server) takes a new one for every request and stays at six.
+FIRST_CONNECTIONS = 6
+OPENED = 1 << 30  # a host's connections all opened (or none needed: file: URLs)
+
+
+@dataclass(slots=True)
+class Slot:
+    """One host: its URLs due, its robots.txt, its requests in flight and its pace."""
+
+    origin: str
+    robots: Robots | None = None
+    robots_pending: bool = False
+    active: int = 0
+    next_at: float = 0.0
+    waiting: deque[Task] = field(default_factory=deque)
+    # requests in flight to it at most while its connections are being opened (this
+    # worker's share bounds them too), OPENED once they reached the share: see
+    # FIRST_CONNECTIONS
+    opening: int = FIRST_CONNECTIONS
+
+
+class Downloader:
+    """The hosts' slots of one worker, within its share of ``--per-host``."""
+
+    def __init__(self, concurrency: int, per_host: int, delay: float, sites: SiteMatcher) -> None:
+        self.concurrency = concurrency
+        self.per_host = per_host
+        self.delay = delay
+        self.sites = sites
+        self.slots: dict[str, Slot] = {}
+        # requests this worker may have in flight to one host: its share of --per-host,
+        # which the crew's heartbeat sets (0: none; the others fetch)
+        self.share = 0
+        self.usage = SlotUsage()  # how the fetch slots were used in this run
+        self.waiting = 0  # free fetch slots whose next URL waits for its host's turn
+        self._sampled_at: float | None = None
+
+    def slot(self, origin: str) -> Slot:
+        """The host's slot, made the first time a URL of it is due."""
+        slot = self.slots.get(origin)
+        if slot is None:
+            slot = self.slots[origin] = Slot(origin)
+            if not is_http(origin):
+                slot.opening = OPENED  # a file: URL is no connection
+        return slot
+
+    def spacing(self, slot: Slot) -> float:
+        """The pause between this worker's requests to the host: --delay (or its
+        ``[[site]]`` delay) or Crawl-delay, stretched by --per-host over this worker's share
+        of it, so that the workers sharing the host keep to it together."""
+        delay = max(
+            self.sites.delay(slot.origin, self.delay),
+            slot.robots.crawl_delay() if slot.robots else 0.0,
+        )
+        if delay <= 0 or not self.share:
+            return delay
+        return delay * self.per_host / self.share
+
+    def host_share(self, slot: Slot) -> int:
+        """This worker's share of --per-host, or of the host's ``[[site]]`` per_host (at
+        least one while it has a share)."""
+        limit = self.sites.per_host(slot.origin, self.per_host)
+        if limit == self.per_host or not self.share:
+            return self.share
+        return max(1, limit * self.share // self.per_host)
+
+    def allowed(self, slot: Slot) -> int:
+        """Requests this worker may have in flight to the host now: its share, or fewer
+        while the host's connections are still being opened (see FIRST_CONNECTIONS)."""
+        return min(self.host_share(slot), slot.opening)
+
+    def busy_origins(self) -> list[str]:
+        """Hosts a claim should leave out: robots.txt not known yet, or enough held."""
+        limit = max(self.per_host * 4, HOST_WINDOW)
+        return [
+            s.origin for s in self.slots.values() if s.robots_pending or len(s.waiting) >= limit
+        ]
+
+    def busiest(self) -> int:
+        """The most requests in flight to one host."""
+        return max((slot.active for slot in self.slots.values()), default=0)
+
+    def due(self, now: float, in_flight: Sized) -> Iterator[Slot]:
+        """Each slot that may start one more request now, as often as it may: its robots.txt
+        known, within its share, its turn come, and a fetch slot free. The caller takes a
+        URL from the slot's ``waiting`` each time (and starts it, or settles it)."""
+        for slot in self.slots.values():
+            while (
+                slot.waiting
+                and slot.robots is not None
+                and slot.active < self.allowed(slot)
+                and len(in_flight) < self.concurrency
+                and slot.next_at <= now
+            ):
+                yield slot
+
+    def start(self, slot: Slot, now: float) -> None:
+        """A request to the host starts: it holds one of the host's slots, and the next one
+        waits its turn."""
+        slot.active += 1
+        delay = self.spacing(slot)
+        if delay > 0:
+            slot.next_at = now + delay
+
+    def finished(self, slot: Slot) -> None:
+        """A request to the host ended, whatever became of it."""
+        slot.active -= 1
+
+    def kept_open(self, slot: Slot) -> None:
+        """An answer came over a connection kept open: one more may be opened, up to the
+        share."""
+        if slot.opening != OPENED:
+            slot.opening += 1
+            if slot.opening >= self.host_share(slot):
+                slot.opening = OPENED
+
+    async def pace(self, slot: Slot) -> None:
+        """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
+        delay = self.spacing(slot)
+        if delay <= 0:
+            return
+        while (wait := slot.next_at - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+        slot.next_at = time.monotonic() + delay
+
+    def next_wait(self, longest: float) -> float:
+        """How long until a host's turn comes, at most ``longest``."""
+        wait = longest
+        now = time.monotonic()
+        for slot in self.slots.values():
+            if slot.waiting and slot.next_at > now:
+                wait = min(wait, slot.next_at - now)
+        return max(wait, 0.001)
+
+    def hand_back(self, count: int) -> tuple[list[int], set[str]]:
+        """Up to ``count`` URLs held here, the last due first, to give back to the
+        frontier (their ids), and their hosts."""
+        handed: list[int] = []
+        hosts: set[str] = set()
+        for slot in self.slots.values():
+            while slot.waiting and len(handed) < count:
+                handed.append(slot.waiting.pop().url_id)
+                hosts.add(slot.origin)
+        return handed, hosts
+
+    def sample(self, now: float, in_flight: int, queued: int) -> None:
+        """Add how the fetch slots are used now to the run's usage (at most every 50 ms)."""
+        if self._sampled_at is None:
+            self._sampled_at = now
+            return
+        span = now - self._sampled_at
+        if span < SAMPLE_INTERVAL:
+            return
+        self._sampled_at = now
+        slots = self.concurrency
+        busy = min(in_flight, slots)
+        blocked = sum(
+            len(s.waiting)
+            for s in self.slots.values()
+            if s.waiting and (s.robots is None or s.active >= self.allowed(s) or s.next_at > now)
+        )
+        self.waiting = min(blocked, slots - busy)
+        self.usage = self.usage + SlotUsage(
+            span, slots * span, busy * span, self.waiting * span, queued * span
+        )
