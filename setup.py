@@ -27,15 +27,17 @@ COMPILED = [
     "linkpatrol/fetch.py",
     "linkpatrol/httpparts.py",
     "linkpatrol/parsepool.py",
+    "linkpatrol/pipeline.py",
     "linkpatrol/policy.py",
     "linkpatrol/report/__init__.py",
     "linkpatrol/report/json.py",
+    "linkpatrol/rules.py",
+    "linkpatrol/spider.py",
     "linkpatrol/store/postgres.py",
     "linkpatrol/store/sql.py",
     "linkpatrol/store/sqlite.py",
     "linkpatrol/transport.py",
     "linkpatrol/urls.py",
-    "linkpatrol/rules.py",
 ]
 
 

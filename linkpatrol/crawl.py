@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from linkpatrol.config import SiteSettings, report_options, rule_options
@@ -20,30 +20,19 @@ from linkpatrol.curlfetch import make_fetcher
 from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Action, ConfigError, Reason, State
-from linkpatrol.observer import Observer
-from linkpatrol.parsepool import ParseFailure, ParsePool
+from linkpatrol.observer import CrawlStats, Observer
+from linkpatrol.parsepool import ParsePool
+from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
-from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
 from linkpatrol.rules import (
     MAX_REDIRECT_HOPS,
     Admission,
-    Verdict,
     admit,
-    follows_ghost,
-    get_after_head,
-    judge,
-    judge_page,
-    judge_redirect,
-    parse_failed,
-    plan,
     redirect_failures,
-    request_headers,
-    robots_verdict,
-    unchanged_status,
 )
-from linkpatrol.store import Discovered, Outcome, PassInfo, PassLimits, Store, Task
-from linkpatrol.transport import Response
-from linkpatrol.urls import BadURL, is_http
+from linkpatrol.spider import Spider
+from linkpatrol.store import Outcome, PassInfo, PassLimits, SiteRecord, Store, Task
+from linkpatrol.urls import BadURL
 
 T = TypeVar("T")
 
@@ -64,24 +53,6 @@ POLL_INTERVAL = 0.2
 # that memory does not grow with the site
 WINDOW = 256
 CREW_WINDOW = 16  # the least a worker sharing the pass claims ahead
-
-
-@dataclass(slots=True)
-class CrawlStats:
-    """Running figures for the progress display and the summary."""
-
-    done: int = 0
-    queued: int = 0
-    broken: int = 0
-    requests: int = 0
-    in_flight: int = 0
-    waiting: int = 0  # free fetch slots whose next URL waits for its host's turn
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def rate(self) -> float:
-        elapsed = time.monotonic() - self.started
-        return self.requests / elapsed if elapsed > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +86,12 @@ class Crawl:
         self.stats = CrawlStats()
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linkpatrol-store")
         self.downloader = Downloader(
-            settings.concurrency, settings.per_host, settings.delay, self.fetcher.sites
+            settings.concurrency, settings.per_host, settings.delay, self.fetcher, self.observer
         )
-        self._outcomes: list[Outcome] = []
-        self._extra_requests = 0
+        self.pipeline = Pipeline(
+            store, self._call, self.policy, self.observer, self.stats, self._wake
+        )
+        self.spider = Spider(self.policy, self.rules, self.pipeline, self.observer, self._site_grew)
         self._inflight: set[asyncio.Task[None]] = set()
         # the loop's wake-up: set by whatever settles or frees something, read each round
         self._woken = False
@@ -128,12 +101,9 @@ class Crawl:
         self._pass: PassInfo | None = None
         self._buffered = 0
         self._window = self._alone_window = max(settings.concurrency * 2, WINDOW)
-        self._parser: ParsePool | None = None
+        self._parser: ParsePool | None = None  # the spider's
         self._unstarted = 0
         self._budget_spent = False
-        self._announced: set[str] = set()
-        self._from_memory: set[int] = set()
-        self._roots: set[str] = set()
         # alone, once a claim came back short: the only origins the frontier may hold
         # unleased URLs of; a claim is not worth asking for while they are all busy
         self._dry: set[str] | None = None
@@ -187,7 +157,9 @@ class Crawl:
         started = time.monotonic()
         now = time.time()
         start_urls = self._start_urls()
-        self._parser = ParsePool(self.settings, self.hard_limit, self._loop_now())
+        self._parser = self.spider.parser = ParsePool(
+            self.settings, self.hard_limit, self._loop_now()
+        )
         self._parser.start()
         try:
             self._pass = await self._call(
@@ -201,7 +173,7 @@ class Crawl:
             self.observer.pass_started(self._pass)
             seeds = [(u, self.policy.action(u)) for u in start_urls]
             await self._call(self.store.seed, pass_id, seeds, now)
-            self._roots = set(start_urls)
+            self.spider.roots = set(start_urls)
             if self.policy.add_sites(self._pass.sites):  # grown in an earlier run
                 self._parser.grow(self.policy.grown)
             if self._pass.resumed:  # redirects of the start URLs seen before the stop
@@ -211,7 +183,7 @@ class Crawl:
                         if url not in redirects:
                             break
                         target = redirects[url][1]
-                        self._extend_site(url, target)
+                        self.spider.extend_site(url, target)
                         url = target
         except BaseException:
             self._parser.close()
@@ -237,7 +209,7 @@ class Crawl:
                 # else parse workers left running would keep the process from exiting
                 self._parser.close()
             try:
-                await self._flush(final=True)
+                await self._flush(pass_id, final=True)
                 if complete:
                     await self._finish_redirects(pass_id)
                 info = await self._call(
@@ -282,7 +254,7 @@ class Crawl:
 
         async def flush() -> None:
             nonlocal claim_empty
-            await self._flush()
+            await self._flush(pass_id)
             claim_empty = False
 
         async def claim(busy: list[str]) -> None:
@@ -291,7 +263,7 @@ class Crawl:
 
         async def progress() -> None:
             self.stats.queued = await self._call(self.store.pending, pass_id)
-            self.stats.requests = self.fetcher.requests + self._extra_requests
+            self.stats.requests = self.fetcher.requests + self.pipeline.extra_requests
             self.observer.progress(self.stats)
 
         async def check_done() -> None:
@@ -318,7 +290,7 @@ class Crawl:
                     return False
                 now = time.monotonic()
                 if job is None:
-                    idle = not self._inflight and not self._outcomes and self._buffered == 0
+                    idle = not self._inflight and not self.pipeline.outcomes and self._buffered == 0
                     wants_claim = (
                         self.downloader.share
                         and not claim_empty
@@ -337,12 +309,12 @@ class Crawl:
                     # (the requests would stop while the memory writes), and the last
                     # ones at once.
                     due = claim_empty and (
-                        self._buffered == 0 or len(self._outcomes) >= FLUSH_EARLY
+                        self._buffered == 0 or len(self.pipeline.outcomes) >= FLUSH_EARLY
                     )
                     step: Coroutine[Any, Any, None] | None = None
-                    if self._outcomes and (
+                    if self.pipeline.outcomes and (
                         due
-                        or len(self._outcomes) >= FLUSH_BATCH
+                        or len(self.pipeline.outcomes) >= FLUSH_BATCH
                         or now - last_flush >= FLUSH_INTERVAL
                     ):
                         last_flush = now
@@ -363,7 +335,7 @@ class Crawl:
                 self._dispatch()
                 self.downloader.sample(time.monotonic(), len(self._inflight), self.stats.queued)
                 self.stats.waiting = self.downloader.waiting
-                if self._budget_spent and not self._inflight and not self._outcomes:
+                if self._budget_spent and not self._inflight and not self.pipeline.outcomes:
                     self.stop("max-requests")
                     continue
                 wait = self.downloader.next_wait(FLUSH_INTERVAL)
@@ -426,8 +398,8 @@ class Crawl:
             action = self._admit(task)
             if action is not None:
                 trusted.append((task, action))
-        if trusted:
-            self._reuse(trusted)
+        for task, action in trusted:
+            self.pipeline.trusted(task, action)
         return len(tasks)
 
     def _admit(self, task: Task) -> Action | None:
@@ -440,10 +412,10 @@ class Crawl:
         limited = self.policy.limit_reason(task.url) if action.value in _REQUESTED else None
         admission = admit(action, limited, task, time.time(), self.rules)
         if admission is Admission.DROP:
-            self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
+            self.pipeline.settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
             return None
         if admission is Admission.RECORD:
-            self._settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
+            self.pipeline.settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
             return None
         if admission is Admission.LIMITED:
             outcome = Outcome(
@@ -454,7 +426,7 @@ class Crawl:
                 checked=False,
                 reason=Reason.LIMIT,
             )
-            self._settle(task, outcome)
+            self.pipeline.settle(task, outcome)
             return None
         if admission is Admission.TRUST:
             return action
@@ -468,47 +440,6 @@ class Crawl:
             self._spawn(self._load_robots(slot))
         return None
 
-    def _reuse(self, trusted: list[tuple[Task, Action]]) -> None:
-        """URLs found good recently: keep their verdicts, take their links from memory."""
-        for task, action in trusted:
-            outcome = Outcome(
-                task.url_id,
-                action,
-                task.state or State.OK,
-                http_status=task.http_status,
-                content_type=task.content_type,
-                checked=False,
-            )
-            if action is Action.PARSE:
-                self._links_from_memory(task, outcome)
-            self._settle(task, outcome)
-
-    def _links_from_memory(self, task: Task, outcome: Outcome) -> None:
-        """Mark the outcome to carry the page's remembered links (fetched at the next write)."""
-        if task.links_at is not None:
-            outcome.links_unchanged = True
-            self._from_memory.add(task.url_id)
-
-    async def _remembered(self, url_ids: list[int]) -> dict[int, list[Discovered]]:
-        """The links remembered for these pages to URLs not yet seen in the pass, each
-        decided afresh (one store call): they are not written again, only followed."""
-        if not url_ids:
-            return {}
-        assert self._pass is not None
-        stored = await self._call(self.store.links_of, url_ids, self._pass.id)
-        actions: dict[str, Action] = {}
-        found: dict[int, list[Discovered]] = {}
-        for url_id, links in stored.items():
-            decided: list[Discovered] = []
-            for url, line in links:
-                action = actions.get(url)
-                if action is None:
-                    action = actions[url] = self.policy.action(url)
-                if action is not Action.IGNORE:
-                    decided.append(Discovered(url, line, action))
-            found[url_id] = decided
-        return found
-
     def _dispatch(self) -> None:
         now = time.monotonic()
         for slot in self.downloader.due(now, self._inflight):
@@ -516,10 +447,9 @@ class Crawl:
                 return
             task = slot.waiting.popleft()
             self._buffered -= 1
-            assert slot.robots is not None
-            verdict = self._robots_verdict(slot.robots, task)
+            verdict = self.downloader.robots_verdict(slot, task)
             if verdict is not None:
-                self._settle(task, verdict)
+                self.pipeline.settle(task, verdict)
                 continue
             self.downloader.start(slot, now)
             self._unstarted += 1
@@ -531,17 +461,6 @@ class Crawl:
         if limit and self.fetcher.requests + self._unstarted >= limit:
             self._budget_spent = True
         return self._budget_spent
-
-    def _robots_verdict(self, robots: Robots, task: Task) -> Outcome | None:
-        unreachable = None
-        if robots.unreachable:
-            unreachable = robots.record.reason or Reason.CONNECTION
-        denial = None if robots.unreachable or robots.allows(task.url) else robots.denial()
-        verdict = robots_verdict(unreachable, robots.record.error, denial)
-        if verdict is None:
-            return None
-        state, reason, error = verdict
-        return Outcome(task.url_id, task.action, state, error=error, reason=reason)
 
     def _spawn(self, coro: Any) -> None:
         task = self._loop_now().create_task(coro)
@@ -562,193 +481,36 @@ class Crawl:
             self._fatal = exc
         self._wake()
 
-    def _settle(self, task: Task, outcome: Outcome) -> None:
-        self._outcomes.append(outcome)
-        self.stats.done += 1
-        if outcome.state is State.BROKEN:
-            self.stats.broken += 1
-        self.observer.url_checked(task.url, outcome)
-        self._announce_links(outcome)
-        self._wake()
-
-    def _announce_links(self, outcome: Outcome) -> None:
-        """Links the memory settles without a request (record, invalid) get their line too."""
-        record = Action.RECORD  # once: each look-up on the class is a call of its __getattr__
-        for found in outcome.links or ():
-            if found.invalid is None and found.action is not record:
-                continue
-            if found.url in self._announced:
-                continue
-            self._announced.add(found.url)
-            settled = Outcome(0, found.action, State.UNCHECKED, checked=False)
-            if found.invalid is not None:
-                settled.state, settled.error = State.BROKEN, f"invalid URL: {found.invalid}"
-                settled.reason = Reason.INVALID_URL
-                self.stats.broken += 1
-            self.observer.url_checked(found.url, settled)
-
-    async def _flush(self, final: bool = False) -> None:
-        if not self._outcomes and not self._extra_requests:
-            return
-        batch, self._outcomes = self._outcomes, []
-        extra, self._extra_requests = self._extra_requests, 0
-        assert self._pass is not None
-        waiting = [o for o in batch if o.url_id in self._from_memory]
-        if waiting:
-            remembered = await self._remembered([o.url_id for o in waiting])
-            for o in waiting:
-                o.links = remembered.get(o.url_id, [])
-                self._from_memory.discard(o.url_id)
-        try:
-            queued = await self._call(self.store.complete, self._pass.id, batch, time.time(), extra)
-            if self._dry is not None:
-                self._dry |= queued
-        except BaseException:
-            if not final:
-                self._outcomes = batch + self._outcomes
-            raise
-
-    # ---- robots.txt ----------------------------------------------------------------------
+    async def _flush(self, pass_id: int, final: bool = False) -> None:
+        queued = await self.pipeline.flush(pass_id, final)
+        if self._dry is not None:
+            self._dry |= queued
 
     async def _load_robots(self, slot: Slot) -> None:
-        try:
-            if not self.settings.robots or not is_http(slot.origin):
-                slot.robots = skipped(slot.origin)
-                return
-            record = await self._call(self.store.site, slot.origin)
-            if record is None or not is_fresh(record, time.time()):
-                if not self.downloader.share:  # the others ask (asked again later)
-                    return
-                self.observer.requesting("GET", slot.origin + "/robots.txt", "robots.txt")
-                slot.active += 1  # robots.txt takes one of the host's slots too
-                try:
-                    record, requests = await fetch_robots(self.fetcher, slot.origin)
-                finally:
-                    slot.active -= 1
-                self._extra_requests += requests
-                await self._call(self.store.save_site, record)
-            slot.robots = robots_from_record(record)
-        finally:
-            slot.robots_pending = False
+        async def remembered(origin: str) -> SiteRecord | None:
+            return await self._call(self.store.site, origin)
 
-    # ---- one URL ----------------------------------------------------------------------------
+        async def keep(record: SiteRecord) -> None:
+            await self._call(self.store.save_site, record)
+
+        requests = await self.downloader.load_robots(slot, self.settings.robots, remembered, keep)
+        self.pipeline.extra_requests += requests
 
     async def _work(self, task: Task, slot: Slot) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
-        action = task.action
-        why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
-        first = plan(action, task.url, self.rules)
-
-        def pace() -> Awaitable[None]:
-            return self.downloader.pace(slot)
-
         try:
-            self.observer.requesting(first.method, task.url, why + first.purpose)
-            response = await self.fetcher.fetch(
-                first.method,
-                task.url,
-                headers=request_headers(task, first.conditional),
-                want_body=first.want_body,
-                pace=pace,
-            )
-            requests = response.attempts
-            if first.method == "HEAD" and get_after_head(
-                response.status, response.reachable, response.transient
-            ):
-                await self.downloader.pace(slot)
-                self.observer.requesting("GET", task.url, why + "; HEAD failed")
-                response = await self.fetcher.fetch(
-                    "GET", task.url, headers=request_headers(task, False), pace=pace
-                )
-                requests += response.attempts
+            response, requests = await self.downloader.fetch(task, slot, self.rules)
         finally:
-            self.downloader.finished(slot)
             self._wake()
-        if response.reused:
-            self.downloader.kept_open(slot)
-        outcome = await self._judge(task, action, response)
+        outcome = await self.spider.judge(task, task.action, response)
         outcome.requests = requests
         outcome.fetched = True
         outcome.response_ms = response.elapsed * 1000
-        self._settle(task, outcome)
-
-    async def _judge(self, task: Task, action: Action, response: Response) -> Outcome:
-        outcome = Outcome(
-            task.url_id,
-            action,
-            State.BROKEN,
-            http_status=response.status,
-            content_type=response.content_type,
-            etag=response.etag,
-            last_modified=response.last_modified,
-        )
-        status = response.status
-        failure = None
-        if status is None:
-            failure = Verdict(State.BROKEN, response.reason or Reason.CONNECTION, response.error)
-        judged = judge(status, failure, response.body is not None and response.is_page, self.rules)
-        outcome.state, outcome.reason, outcome.error = judged.verdict
-        if judged.ghost and follows_ghost(task, time.time(), self.rules):
-            self._links_from_memory(task, outcome)
-        if judged.unchanged:  # the page still is what it was, status included
-            outcome.content_type = task.content_type
-            if (before := unchanged_status(task)) is not None:
-                outcome.http_status = before
-            if action is Action.PARSE:
-                self._links_from_memory(task, outcome)
-        elif judged.redirect:
-            return self._redirect(task, outcome, response)
-        elif judged.parse:
-            assert self._parser is not None and response.body is not None
-            try:
-                page = await self._parser.parse(
-                    task.url, response.body, response.charset, response.content_type
-                )
-            except ParseFailure as exc:
-                outcome.state, outcome.reason, outcome.error = parse_failed(str(exc))
-                return outcome
-            outcome.anchors = page.anchors
-            if action is not Action.PARSE:  # read for its anchors only
-                return outcome
-            outcome.links = page.links
-            outcome.base_url = page.base_url
-            outcome.parsed = True
-            outcome.good_links = outcome.state is State.OK
-            judged_page = judge_page(outcome.state, response.truncated, self.rules)
-            outcome.state, outcome.reason, outcome.error = judged_page
-        return outcome
-
-    def _redirect(self, task: Task, outcome: Outcome, response: Response) -> Outcome:
-        status = response.status or 0
-        location = response.location.strip() if response.location else None
-        target = invalid = None
-        if location:
-            try:
-                target = self.policy.normalize(location, task.url)
-            except BadURL as exc:
-                invalid = str(exc)
-        outcome.state, outcome.reason, outcome.error = judge_redirect(
-            task.url, status, location, target, invalid
-        )
-        if target is None:
-            return outcome
-        outcome.redirect_to = target
-        if outcome.reason is Reason.REDIRECT_LOOP:
-            return outcome
-        self._extend_site(task.url, target)
-        action = self.policy.action(target)
-        outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]
-        return outcome
-
-    def _extend_site(self, url: str, target: str) -> None:
-        """Where a start URL redirects (http to https, a moved folder), the site goes too:
-        for the parse workers, and, kept with the pass, for other workers and runs."""
-        if url in self._roots and self.policy.extend_site(url, target):
-            self._roots.add(target)
-            self.observer.note(f"{url} redirects to {target}: pages under it are parsed too")
-            self._site_grew()
+        self.pipeline.settle(task, outcome)
 
     def _site_grew(self) -> None:
+        """The site grew (a start URL redirected): for the parse workers, and, kept with
+        the pass, for other workers and runs."""
         grown = self.policy.grown
         if self._parser is not None:
             self._parser.grow(grown)

@@ -3,8 +3,8 @@
 A host's slot keeps this worker within its share of ``--per-host`` (and of a
 ``[[site]]``'s ``per_host``), spaces requests by ``--delay`` or Crawl-delay, opens
 connections a few at a time, and holds every URL back until the host's robots.txt is
-known. The downloader also measures how the fetch slots (``--concurrency``) are used.
-It decides nothing about a URL: that is the rule book's.
+known. The downloader makes a URL's requests as the rule book plans them, and measures
+how the fetch slots (``--concurrency``) are used. It decides nothing about a URL itself.
 """
 
 from __future__ import annotations
@@ -12,12 +12,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Iterator, Sized
+from collections.abc import Awaitable, Callable, Iterator, Sized
 from dataclasses import dataclass, field
 
-from linkpatrol.robots import Robots
-from linkpatrol.sites import SiteMatcher
-from linkpatrol.store import SlotUsage, Task
+from linkpatrol.fetch import Fetcher
+from linkpatrol.model import Reason
+from linkpatrol.observer import Observer
+from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
+from linkpatrol.rules import RuleOptions, get_after_head, plan, request_headers, robots_verdict
+from linkpatrol.store import Outcome, SiteRecord, SlotUsage, Task
+from linkpatrol.transport import Response
 from linkpatrol.urls import is_http
 
 SAMPLE_INTERVAL = 0.05  # seconds between samples of how the fetch slots are used
@@ -51,11 +55,20 @@ class Slot:
 class Downloader:
     """The hosts' slots of one worker, within its share of ``--per-host``."""
 
-    def __init__(self, concurrency: int, per_host: int, delay: float, sites: SiteMatcher) -> None:
+    def __init__(
+        self,
+        concurrency: int,
+        per_host: int,
+        delay: float,
+        fetcher: Fetcher,
+        observer: Observer | None = None,
+    ) -> None:
         self.concurrency = concurrency
         self.per_host = per_host
         self.delay = delay
-        self.sites = sites
+        self.fetcher = fetcher
+        self.sites = fetcher.sites
+        self.observer = observer or Observer()
         self.slots: dict[str, Slot] = {}
         # requests this worker may have in flight to one host: its share of --per-host,
         # which the crew's heartbeat sets (0: none; the others fetch)
@@ -192,3 +205,88 @@ class Downloader:
         self.usage = self.usage + SlotUsage(
             span, slots * span, busy * span, self.waiting * span, queued * span
         )
+
+    # ---- robots.txt -------------------------------------------------------------------
+
+    async def load_robots(
+        self,
+        slot: Slot,
+        obey: bool,
+        remembered: Callable[[str], Awaitable[SiteRecord | None]],
+        keep: Callable[[SiteRecord], Awaitable[None]],
+    ) -> int:
+        """Learn the host's robots.txt: from the memory while it is fresh, else fetched (by
+        a worker with a share of the host) and kept; the requests it took."""
+        requests = 0
+        try:
+            if not obey or not is_http(slot.origin):
+                slot.robots = skipped(slot.origin)
+                return 0
+            record = await remembered(slot.origin)
+            if record is None or not is_fresh(record, time.time()):
+                if not self.share:  # the others ask (asked again later)
+                    return 0
+                self.observer.requesting("GET", slot.origin + "/robots.txt", "robots.txt")
+                slot.active += 1  # robots.txt takes one of the host's slots too
+                try:
+                    record, requests = await fetch_robots(self.fetcher, slot.origin)
+                finally:
+                    slot.active -= 1
+                await keep(record)
+            slot.robots = robots_from_record(record)
+            return requests
+        finally:
+            slot.robots_pending = False
+
+    @staticmethod
+    def robots_verdict(slot: Slot, task: Task) -> Outcome | None:
+        """The outcome robots.txt gives a URL of the host (none: it may be requested)."""
+        robots = slot.robots
+        assert robots is not None
+        unreachable = None
+        if robots.unreachable:
+            unreachable = robots.record.reason or Reason.CONNECTION
+        denial = None if robots.unreachable or robots.allows(task.url) else robots.denial()
+        verdict = robots_verdict(unreachable, robots.record.error, denial)
+        if verdict is None:
+            return None
+        state, reason, error = verdict
+        return Outcome(task.url_id, task.action, state, error=error, reason=reason)
+
+    # ---- one URL's requests --------------------------------------------------------
+
+    async def fetch(self, task: Task, slot: Slot, rules: RuleOptions) -> tuple[Response, int]:
+        """A URL's requests as the rule book plans them (a GET after a HEAD that failed),
+        each in the host's turn; its last answer, and how many requests it took. The
+        request holds one of the host's slots until it ends (see :meth:`start`)."""
+        action = task.action
+        why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
+        first = plan(action, task.url, rules)
+
+        def pace() -> Awaitable[None]:
+            return self.pace(slot)
+
+        try:
+            self.observer.requesting(first.method, task.url, why + first.purpose)
+            response = await self.fetcher.fetch(
+                first.method,
+                task.url,
+                headers=request_headers(task, first.conditional),
+                want_body=first.want_body,
+                pace=pace,
+            )
+            requests = response.attempts
+            if first.method == "HEAD" and get_after_head(
+                response.status, response.reachable, response.transient
+            ):
+                await self.pace(slot)
+                self.observer.requesting("GET", task.url, why + "; HEAD failed")
+                response = await self.fetcher.fetch(
+                    "GET", task.url, headers=request_headers(task, False), pace=pace
+                )
+                requests += response.attempts
+        finally:
+            self.finished(slot)
+        if response.reused:
+            self.kept_open(slot)
+        return response, requests

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 from typing import IO, TextIO
 
 from linkpatrol.config import SiteSettings
-from linkpatrol.crawl import CrawlStats
-from linkpatrol.observer import Observer
+from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.report.text import clean
 from linkpatrol.store import Outcome, PassInfo
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from linkpatrol.config import SiteTable
+from linkpatrol.config import SiteSettings, SiteTable
 from linkpatrol.downloader import FIRST_CONNECTIONS, OPENED, Downloader
+from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Action
 from linkpatrol.robots import robots_from_record, skipped
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.store import SiteRecord, Task
+from linkpatrol.transport import MemoryTransport
 
 H = "http://h.test"
 
@@ -21,7 +23,8 @@ def task(n: int, origin: str = H) -> Task:
 def downloader(
     concurrency: int = 8, per_host: int = 8, delay: float = 0.0, *tables: SiteTable
 ) -> Downloader:
-    made = Downloader(concurrency, per_host, delay, SiteMatcher(tables, environ={}))
+    fetcher = Fetcher(SiteSettings(), MemoryTransport(), sites=SiteMatcher(tables, environ={}))
+    made = Downloader(concurrency, per_host, delay, fetcher)
     made.share = per_host
     return made
 

@@ -13,9 +13,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from linkpatrol.crawl import CrawlStats
 from linkpatrol.model import ConfigError
-from linkpatrol.observer import Observer
+from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.plugins import GROUP, Plugin, Verdict
 from linkpatrol.report import Report
 from linkpatrol.store import Outcome, PassInfo, Store

@@ -1,0 +1,126 @@
+"""The spider: what an answer means for the crawl, and where it leads.
+
+An answer is judged by the rule book; a page it carries goes to the parse workers for its
+links; a redirect becomes a page with one link, its target; a start URL that redirects
+on its own host takes the site with it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from linkpatrol.model import Action, Reason, State
+from linkpatrol.observer import Observer
+from linkpatrol.parsepool import ParseFailure, ParsePool
+from linkpatrol.pipeline import Pipeline
+from linkpatrol.policy import Policy
+from linkpatrol.rules import (
+    RuleOptions,
+    Verdict,
+    follows_ghost,
+    judge,
+    judge_page,
+    judge_redirect,
+    parse_failed,
+    unchanged_status,
+)
+from linkpatrol.store import Discovered, Outcome, Task
+from linkpatrol.transport import Response
+from linkpatrol.urls import BadURL
+
+
+class Spider:
+    """Judges the answers of one run and follows what they link to."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        rules: RuleOptions,
+        pipeline: Pipeline,
+        observer: Observer,
+        site_grew: Callable[[], None],
+    ) -> None:
+        self.policy = policy
+        self.rules = rules
+        self.pipeline = pipeline
+        self.observer = observer
+        self._site_grew = site_grew  # told when a start URL took the site elsewhere
+        self.parser: ParsePool | None = None  # the run's parse workers, once started
+        self.roots: set[str] = set()  # the start URLs, and where they redirected
+
+    async def judge(self, task: Task, action: Action, response: Response) -> Outcome:
+        """The outcome of a URL requested as ``action``, from its last answer."""
+        outcome = Outcome(
+            task.url_id,
+            action,
+            State.BROKEN,
+            http_status=response.status,
+            content_type=response.content_type,
+            etag=response.etag,
+            last_modified=response.last_modified,
+        )
+        status = response.status
+        failure = None
+        if status is None:
+            failure = Verdict(State.BROKEN, response.reason or Reason.CONNECTION, response.error)
+        judged = judge(status, failure, response.body is not None and response.is_page, self.rules)
+        outcome.state, outcome.reason, outcome.error = judged.verdict
+        if judged.ghost and follows_ghost(task, time.time(), self.rules):
+            self.pipeline.remembered(task, outcome)
+        if judged.unchanged:  # the page still is what it was, status included
+            outcome.content_type = task.content_type
+            if (before := unchanged_status(task)) is not None:
+                outcome.http_status = before
+            if action is Action.PARSE:
+                self.pipeline.remembered(task, outcome)
+        elif judged.redirect:
+            return self._redirect(task, outcome, response)
+        elif judged.parse:
+            assert self.parser is not None and response.body is not None
+            try:
+                page = await self.parser.parse(
+                    task.url, response.body, response.charset, response.content_type
+                )
+            except ParseFailure as exc:
+                outcome.state, outcome.reason, outcome.error = parse_failed(str(exc))
+                return outcome
+            outcome.anchors = page.anchors
+            if action is not Action.PARSE:  # read for its anchors only
+                return outcome
+            outcome.links = page.links
+            outcome.base_url = page.base_url
+            outcome.parsed = True
+            outcome.good_links = outcome.state is State.OK
+            judged_page = judge_page(outcome.state, response.truncated, self.rules)
+            outcome.state, outcome.reason, outcome.error = judged_page
+        return outcome
+
+    def _redirect(self, task: Task, outcome: Outcome, response: Response) -> Outcome:
+        status = response.status or 0
+        location = response.location.strip() if response.location else None
+        target = invalid = None
+        if location:
+            try:
+                target = self.policy.normalize(location, task.url)
+            except BadURL as exc:
+                invalid = str(exc)
+        outcome.state, outcome.reason, outcome.error = judge_redirect(
+            task.url, status, location, target, invalid
+        )
+        if target is None:
+            return outcome
+        outcome.redirect_to = target
+        if outcome.reason is Reason.REDIRECT_LOOP:
+            return outcome
+        self.extend_site(task.url, target)
+        action = self.policy.action(target)
+        outcome.links = [] if action is Action.IGNORE else [Discovered(target, None, action)]
+        return outcome
+
+    def extend_site(self, url: str, target: str) -> None:
+        """Where a start URL redirects (http to https, a moved folder), the site goes too."""
+        if url in self.roots and self.policy.extend_site(url, target):
+            self.roots.add(target)
+            self.observer.note(f"{url} redirects to {target}: pages under it are parsed too")
+            self._site_grew()
