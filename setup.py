@@ -32,6 +32,7 @@ COMPILED = [
     "linkpatrol/report/__init__.py",
     "linkpatrol/report/json.py",
     "linkpatrol/rules.py",
+    "linkpatrol/scheduler.py",
     "linkpatrol/spider.py",
     "linkpatrol/store/postgres.py",
     "linkpatrol/store/sql.py",

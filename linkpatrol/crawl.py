@@ -8,7 +8,6 @@ a bounded window of claimed tasks and a short list of outcomes not yet written.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -19,24 +18,21 @@ from linkpatrol.config import SiteSettings, report_options, rule_options
 from linkpatrol.curlfetch import make_fetcher
 from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
-from linkpatrol.model import Action, ConfigError, Reason, State
+from linkpatrol.model import ConfigError
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.parsepool import ParsePool
 from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
 from linkpatrol.rules import (
     MAX_REDIRECT_HOPS,
-    Admission,
-    admit,
-    redirect_failures,
 )
+from linkpatrol.scheduler import Scheduler
 from linkpatrol.spider import Spider
-from linkpatrol.store import Outcome, PassInfo, PassLimits, SiteRecord, Store, Task
+from linkpatrol.store import PassInfo, PassLimits, SiteRecord, Store, Task
 from linkpatrol.urls import BadURL
 
 T = TypeVar("T")
 
-_REQUESTED = frozenset((Action.PARSE.value, Action.CHECK.value))  # actions that request
 
 FLUSH_INTERVAL = 0.25
 FLUSH_BATCH = 256
@@ -44,15 +40,10 @@ FLUSH_BATCH = 256
 # is a transaction, and each transaction writes every page of the memory it changed: on a
 # fast site the frontier is dry most of the time, and fewer, bigger batches write less
 FLUSH_EARLY = 128
-LEASE_SECONDS = 600.0
 # how often a worker says it lives and learns its share of the per-host limit
 HEARTBEAT_INTERVAL = 0.5
 # how often a worker with nothing to claim looks again while others hold the rest
 POLL_INTERVAL = 0.2
-# claimed URLs held in memory: enough that one claim feeds many requests, few enough
-# that memory does not grow with the site
-WINDOW = 256
-CREW_WINDOW = 16  # the least a worker sharing the pass claims ahead
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +83,17 @@ class Crawl:
             store, self._call, self.policy, self.observer, self.stats, self._wake
         )
         self.spider = Spider(self.policy, self.rules, self.pipeline, self.observer, self._site_grew)
+        self.scheduler = Scheduler(
+            store,
+            self._call,
+            self.policy,
+            self.rules,
+            self.downloader,
+            self.pipeline,
+            settings.concurrency,
+            lambda slot: self._spawn(self._load_robots(slot)),
+            self._fail,
+        )
         self._inflight: set[asyncio.Task[None]] = set()
         # the loop's wake-up: set by whatever settles or frees something, read each round
         self._woken = False
@@ -99,15 +101,9 @@ class Crawl:
         self._stop_reason: str | None = None
         self._fatal: BaseException | None = None
         self._pass: PassInfo | None = None
-        self._buffered = 0
-        self._window = self._alone_window = max(settings.concurrency * 2, WINDOW)
         self._parser: ParsePool | None = None  # the spider's
         self._unstarted = 0
         self._budget_spent = False
-        # alone, once a claim came back short: the only origins the frontier may hold
-        # unleased URLs of; a claim is not worth asking for while they are all busy
-        self._dry: set[str] | None = None
-        self._alone = True
         self._running: asyncio.AbstractEventLoop | None = None
 
     # ---- plumbing ------------------------------------------------------------
@@ -259,7 +255,7 @@ class Crawl:
 
         async def claim(busy: list[str]) -> None:
             nonlocal claim_empty
-            claim_empty = not await self._claim(pass_id, busy)
+            claim_empty = not await self.scheduler.claim(pass_id, busy)
 
         async def progress() -> None:
             self.stats.queued = await self._call(self.store.pending, pass_id)
@@ -274,7 +270,7 @@ class Crawl:
                 finished = True
             else:
                 claim_empty = False
-                self._dry = None
+                self.scheduler.dry = None
                 poll_after = time.monotonic() + POLL_INTERVAL
 
         try:
@@ -290,15 +286,23 @@ class Crawl:
                     return False
                 now = time.monotonic()
                 if job is None:
-                    idle = not self._inflight and not self.pipeline.outcomes and self._buffered == 0
+                    idle = (
+                        not self._inflight
+                        and not self.pipeline.outcomes
+                        and self.scheduler.held == 0
+                    )
                     wants_claim = (
                         self.downloader.share
                         and not claim_empty
-                        and self._buffered < self._window
+                        and self.scheduler.held < self.scheduler.window
                         and now >= poll_after
                     )
                     busy = self.downloader.busy_origins() if wants_claim else []
-                    if wants_claim and self._dry is not None and self._dry.issubset(busy):
+                    if (
+                        wants_claim
+                        and self.scheduler.dry is not None
+                        and self.scheduler.dry.issubset(busy)
+                    ):
                         # alone, every host the frontier may hold unleased URLs of is
                         # busy: a claim would scan it for nothing (a big site's costliest
                         # query)
@@ -309,7 +313,7 @@ class Crawl:
                     # (the requests would stop while the memory writes), and the last
                     # ones at once.
                     due = claim_empty and (
-                        self._buffered == 0 or len(self.pipeline.outcomes) >= FLUSH_EARLY
+                        self.scheduler.held == 0 or len(self.pipeline.outcomes) >= FLUSH_EARLY
                     )
                     step: Coroutine[Any, Any, None] | None = None
                     if self.pipeline.outcomes and (
@@ -369,84 +373,14 @@ class Crawl:
             grown = await self._call(self.store.sites, pass_id)
             if self.policy.add_sites(grown) and self._parser is not None:
                 self._parser.grow(self.policy.grown)
-        # alone, a worker claims ahead; in a crew, little more than it can start, so that
-        # none holds URLs the others could be fetching
-        self._alone = workers == 1
-        if not self._alone:
-            self._dry = None  # the others queue URLs too
-        if workers == 1:
-            self._window = self._alone_window
-        else:
-            can_start = max(1, share) * max(1, len(self.downloader.slots))
-            self._window = max(CREW_WINDOW, 2 * min(self.settings.concurrency, can_start))
-        keep = self._window if share else 0
-        if self._buffered > keep:
-            handed, hosts = self.downloader.hand_back(self._buffered - keep)
-            if self._dry is not None:
-                self._dry |= hosts
-            self._buffered -= len(handed)
-            await self._call(self.store.release, pass_id, handed)
-
-    async def _claim(self, pass_id: int, busy: list[str]) -> int:
-        room = self._window - self._buffered
-        if room <= 0:
-            return 0
-        tasks = await self._call(self.store.claim, pass_id, room, time.time(), busy, LEASE_SECONDS)
-        self._dry = set(busy) if self._alone and len(tasks) < room else None
-        trusted: list[tuple[Task, Action]] = []
-        for task in tasks:
-            action = self._admit(task)
-            if action is not None:
-                trusted.append((task, action))
-        for task, action in trusted:
-            self.pipeline.trusted(task, action)
-        return len(tasks)
-
-    def _admit(self, task: Task) -> Action | None:
-        """Decide a claimed URL afresh: record it, queue a request, or (returned) trust memory."""
-        try:
-            action = self.policy.action(task.url)
-        except ConfigError as exc:
-            self._fail(exc)
-            return None
-        limited = self.policy.limit_reason(task.url) if action.value in _REQUESTED else None
-        admission = admit(action, limited, task, time.time(), self.rules)
-        if admission is Admission.DROP:
-            self.pipeline.settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
-            return None
-        if admission is Admission.RECORD:
-            self.pipeline.settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
-            return None
-        if admission is Admission.LIMITED:
-            outcome = Outcome(
-                task.url_id,
-                action,
-                State.UNCHECKED,
-                error=limited,
-                checked=False,
-                reason=Reason.LIMIT,
-            )
-            self.pipeline.settle(task, outcome)
-            return None
-        if admission is Admission.TRUST:
-            return action
-        slot = self.downloader.slot(task.origin)
-        if action is not task.action:  # decided afresh: the request follows the new action
-            task = dataclasses.replace(task, action=action)
-        slot.waiting.append(task)
-        self._buffered += 1
-        if slot.robots is None and not slot.robots_pending:
-            slot.robots_pending = True
-            self._spawn(self._load_robots(slot))
-        return None
+        await self.scheduler.crew(pass_id, share, workers)
 
     def _dispatch(self) -> None:
         now = time.monotonic()
         for slot in self.downloader.due(now, self._inflight):
             if self._out_of_requests():
                 return
-            task = slot.waiting.popleft()
-            self._buffered -= 1
+            task = self.scheduler.take(slot)
             verdict = self.downloader.robots_verdict(slot, task)
             if verdict is not None:
                 self.pipeline.settle(task, verdict)
@@ -482,9 +416,7 @@ class Crawl:
         self._wake()
 
     async def _flush(self, pass_id: int, final: bool = False) -> None:
-        queued = await self.pipeline.flush(pass_id, final)
-        if self._dry is not None:
-            self._dry |= queued
+        self.scheduler.queued(await self.pipeline.flush(pass_id, final))
 
     async def _load_robots(self, slot: Slot) -> None:
         async def remembered(origin: str) -> SiteRecord | None:
@@ -526,19 +458,6 @@ class Crawl:
 
     async def _finish_redirects(self, pass_id: int) -> None:
         redirects = await self._call(self.store.redirects, pass_id)
-        failures = redirect_failures({url: target for url, (_, target) in redirects.items()})
-        if not failures:
-            return
-        outcomes = [
-            Outcome(
-                redirects[url][0],
-                self.policy.action(url),
-                State.BROKEN,
-                error=reason,
-                redirect_to=redirects[url][1],
-                checked=False,
-                reason=Reason.REDIRECT_LOOP,
-            )
-            for url, reason in failures.items()
-        ]
-        await self._call(self.store.complete, pass_id, outcomes, time.time(), 0)
+        outcomes = self.spider.broken_chains(redirects)
+        if outcomes:
+            await self._call(self.store.complete, pass_id, outcomes, time.time(), 0)

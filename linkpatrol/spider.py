@@ -23,6 +23,7 @@ from linkpatrol.rules import (
     judge_page,
     judge_redirect,
     parse_failed,
+    redirect_failures,
     unchanged_status,
 )
 from linkpatrol.store import Discovered, Outcome, Task
@@ -124,3 +125,20 @@ class Spider:
             self.roots.add(target)
             self.observer.note(f"{url} redirects to {target}: pages under it are parsed too")
             self._site_grew()
+
+    def broken_chains(self, redirects: dict[str, tuple[int, str]]) -> list[Outcome]:
+        """The pass's redirects (URL: its id and target) whose chains loop or run too
+        long, judged broken once every redirect of the pass is known."""
+        failures = redirect_failures({url: target for url, (_, target) in redirects.items()})
+        return [
+            Outcome(
+                redirects[url][0],
+                self.policy.action(url),
+                State.BROKEN,
+                error=reason,
+                redirect_to=redirects[url][1],
+                checked=False,
+                reason=Reason.REDIRECT_LOOP,
+            )
+            for url, reason in failures.items()
+        ]
