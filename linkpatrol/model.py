@@ -109,6 +109,30 @@ class FailOn(enum.StrEnum):
     WARNING = "warning"  # broken or warning
 
 
+class ReportFormat(enum.StrEnum):
+    """The formats a report is written in."""
+
+    TEXT = "text"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+    JUNIT = "junit"
+    SARIF = "sarif"
+    DOT = "dot"
+    SITEMAP = "sitemap"
+    HTML = "html"
+
+
+class RobotsState(enum.StrEnum):
+    """What a host's robots.txt said when it was last fetched (kept in the memory as is)."""
+
+    HANDLED = "handled"  # rules parsed
+    MISSING = "missing"  # 4xx: all allowed
+    ERROR = "error"  # 5xx, and 429 after its retries: nothing allowed
+    UNREACHABLE = "unreachable"  # no answer at all: nothing is requested
+    SKIPPED = "skipped"  # --no-robots
+
+
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
     """What shapes a pass's report, kept with the pass: every view of it (``check``,

@@ -16,6 +16,7 @@ from http import HTTPStatus
 from protego import Protego
 
 from linkpatrol.fetch import Fetcher
+from linkpatrol.model import RobotsState
 from linkpatrol.store import SiteRecord
 from linkpatrol.urls import BadURL, canonical, is_http, scheme
 
@@ -41,12 +42,12 @@ class Robots:
 
     @property
     def unreachable(self) -> bool:
-        return self.record.state == "unreachable"
+        return self.record.state is RobotsState.UNREACHABLE
 
     def allows(self, url: str) -> bool:
-        if self.record.state in ("missing", "skipped"):
+        if self.record.state in (RobotsState.MISSING, RobotsState.SKIPPED):
             return True
-        if self.record.state in ("error", "unreachable") or self.parser is None:
+        if self.record.state in (RobotsState.ERROR, RobotsState.UNREACHABLE) or self.parser is None:
             return False
         return bool(self.parser.can_fetch(url, AGENT))
 
@@ -57,7 +58,7 @@ class Robots:
         return min(float(delay), MAX_CRAWL_DELAY) if delay else 0.0
 
     def denial(self) -> str:
-        if self.record.state == "error":
+        if self.record.state is RobotsState.ERROR:
             return f"robots.txt answered {self.record.status}: nothing on this host is requested"
         return "disallowed by robots.txt"
 
@@ -82,7 +83,7 @@ def _by_product_token(body: str) -> str:
 
 def robots_from_record(record: SiteRecord) -> Robots:
     parser = None
-    if record.state == "handled" and record.body is not None:
+    if record.state is RobotsState.HANDLED and record.body is not None:
         try:
             parser = Protego.parse(_by_product_token(record.body))
         except Exception:
@@ -91,12 +92,12 @@ def robots_from_record(record: SiteRecord) -> Robots:
 
 
 def skipped(site_origin: str) -> Robots:
-    return Robots(SiteRecord(site_origin, "skipped", None, None, time.time()), None)
+    return Robots(SiteRecord(site_origin, RobotsState.SKIPPED, None, None, time.time()), None)
 
 
 def is_fresh(record: SiteRecord, now: float) -> bool:
     """An answer is reused for a day; a failure is asked again next run (the host may be back)."""
-    if record.state in ("error", "unreachable"):
+    if record.state in (RobotsState.ERROR, RobotsState.UNREACHABLE):
         return False
     return now - record.fetched_at < ROBOTS_MAX_AGE
 
@@ -127,7 +128,13 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
         now = time.time()
         if status is None:
             unreachable = SiteRecord(
-                site_origin, "unreachable", None, None, now, response.error, response.reason
+                site_origin,
+                RobotsState.UNREACHABLE,
+                None,
+                None,
+                now,
+                response.error,
+                response.reason,
             )
             return unreachable, requests
         if 300 <= status < 400 and response.location:
@@ -138,17 +145,21 @@ async def fetch_robots(fetcher: Fetcher, site_origin: str) -> tuple[SiteRecord, 
             if not is_http(url):  # cannot be followed: as if there were none (RFC 9309)
                 target = f"a {scheme(url)}: URL" if url else "an invalid URL"
                 error = f"robots.txt redirected to {target}"
-                return SiteRecord(site_origin, "missing", status, None, now, error), requests
+                return SiteRecord(
+                    site_origin, RobotsState.MISSING, status, None, now, error
+                ), requests
             continue
         if 200 <= status < 300:
             body = _robots_text(response.body or b"", response.truncated)
-            return SiteRecord(site_origin, "handled", status, body, now), requests
+            return SiteRecord(site_origin, RobotsState.HANDLED, status, body, now), requests
         # a 429 asks to be left alone, not that there are no rules: a server error, as
         # the big crawlers read it, rather than the 4xx that allows everything
         if 400 <= status < 500 and status != HTTPStatus.TOO_MANY_REQUESTS:
-            return SiteRecord(site_origin, "missing", status, None, now), requests
-        return SiteRecord(site_origin, "error", status, None, now), requests
-    record = SiteRecord(site_origin, "missing", None, None, time.time(), "too many redirects")
+            return SiteRecord(site_origin, RobotsState.MISSING, status, None, now), requests
+        return SiteRecord(site_origin, RobotsState.ERROR, status, None, now), requests
+    record = SiteRecord(
+        site_origin, RobotsState.MISSING, None, None, time.time(), "too many redirects"
+    )
     return record, requests
 
 

@@ -26,7 +26,7 @@ import pytest
 
 import linkpatrol.store.sql as sql_store
 import linkpatrol.store.sqlite as sqlite_store
-from linkpatrol.model import Action, State, StoreError
+from linkpatrol.model import Action, RobotsState, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
 from linkpatrol.store.postgres import PostgresStore
 from linkpatrol.store.sql import SCHEMA_VERSION
@@ -589,18 +589,20 @@ def test_every_change_of_state_is_history(db: str, store: Store) -> None:
 @pytest.mark.backends
 def test_robots_txt_is_remembered_per_host(store: Store) -> None:
     assert store.site(H) is None
-    first = SiteRecord(H, "handled", 200, "User-agent: *\nDisallow: /x\n", T0)
+    first = SiteRecord(H, RobotsState.HANDLED, 200, "User-agent: *\nDisallow: /x\n", T0)
     store.save_site(first)
-    store.save_site(SiteRecord(OTHER, "unreachable", None, None, T0, "connection refused"))
+    store.save_site(
+        SiteRecord(OTHER, RobotsState.UNREACHABLE, None, None, T0, "connection refused")
+    )
     assert store.site(H) == first
-    newer = SiteRecord(H, "error", 503, None, T0 + 5, None)
+    newer = SiteRecord(H, RobotsState.ERROR, 503, None, T0 + 5, None)
     store.save_site(newer)
     assert store.site(H) == newer
     assert store.site(OTHER) == SiteRecord(
-        OTHER, "unreachable", None, None, T0, "connection refused"
+        OTHER, RobotsState.UNREACHABLE, None, None, T0, "connection refused"
     )
     # a NUL, which PostgreSQL text cannot hold, is kept by SQLite and replaced there
-    store.save_site(SiteRecord(H, "handled", 200, "a\x00b", T0))
+    store.save_site(SiteRecord(H, RobotsState.HANDLED, 200, "a\x00b", T0))
     saved = store.site(H)
     assert saved is not None and saved.body in ("a\x00b", "a\ufffdb")
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from linkpatrol.model import Action, Reason, ReportOptions, State, StoreError
+from linkpatrol.model import Action, Reason, ReportOptions, RobotsState, State, StoreError
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,7 @@ class SiteRecord:
     """A host's robots.txt as last fetched."""
 
     origin: str
-    state: str  # "handled" | "missing" | "error" | "unreachable"
+    state: RobotsState
     status: int | None
     body: str | None
     fetched_at: float

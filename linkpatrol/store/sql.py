@@ -30,6 +30,7 @@ from linkpatrol.model import (
     STATES,
     Action,
     ReportOptions,
+    RobotsState,
     State,
     StoreError,
 )
@@ -1307,7 +1308,7 @@ class SqlStore(ABC):
             return None
         origin_, state, status, body, fetched_at, error, reason = row
         return SiteRecord(
-            origin_, state, status, body, fetched_at, error, REASONS.get(reason or "")
+            origin_, RobotsState(state), status, body, fetched_at, error, REASONS.get(reason or "")
         )
 
     def save_site(self, record: SiteRecord) -> None:
@@ -1320,7 +1321,7 @@ class SqlStore(ABC):
                 "reason = excluded.reason",
                 (
                     record.origin,
-                    record.state,
+                    record.state.value,
                     record.status,
                     record.body,
                     record.fetched_at,
