@@ -19,20 +19,15 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 from linkpatrol import __version__, build
 from linkpatrol.config import (
-    ANCHOR_MODES,
     DEFAULT_CONFIG,
-    FAIL_ON,
-    FORMATS,
-    REDIRECT_MODES,
     SiteSettings,
     as_checked,
     build_settings,
-    convert_option,
-    field_for,
     load_file,
     report_options,
 )
-from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError
+from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat
+from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, options_of
 from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.store import Store, open_store
 
@@ -41,108 +36,45 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# option dest -> config key, for the options that take a value
-_VALUE_OPTIONS = (
-    "db",
-    "db_wait",
-    "concurrency",
-    "per_host",
-    "delay",
-    "timeout",
-    "retries",
-    "max_size",
-    "max_depth",
-    "max_urls",
-    "max_similar",
-    "max_requests",
-    "max_time",
-    "redirects",
-    "user_agent",
-    "from",
-    "recheck_good",
-    "follow_ghost",
-    "report_after",
-    "accept",
-    "warn",
-    "broken",
-    "hooks",
-    "plugins",
-    "format",
-    "output",
-    "fail_on",
-    "log",
-    "parse_workers",
-    "ca_bundle",
-    "base_url",
-    "root_dir",
-)
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, exit 2, like every other usage error
         self.exit(ExitCode.USAGE, f"linkpatrol: {message} (see linkpatrol --help)\n")
 
 
-def _add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, help="report format (default: text)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
-    p.add_argument(
-        "--check-anchors",
-        action="store_true",
-        default=None,
-        help="a link to page#name is broken when the page has no element with that id or name "
-        "(the site's pages; --check-anchors=all: outside pages too)",
-    )
-    p.add_argument("--check-anchors-mode", choices=ANCHOR_MODES, help=argparse.SUPPRESS)
-    p.add_argument(
-        "--xref",
-        action="store_true",
-        default=None,
-        help="add the full cross-reference: for every URL, what links to it and what it links to",
-    )
-    p.add_argument(
-        "--fail-on",
-        choices=FAIL_ON,
-        help="verdicts that make the exit code 1: broken (default), or warning (broken or warning)",
-    )
-    p.add_argument(
-        "--graph-hosts",
-        action="store_true",
-        default=None,
-        help="--format dot: one node per outside host instead of one per outside URL",
-    )
-    p.add_argument(
-        "--report-after",
-        metavar="DURATION",
-        help="report a broken URL only once it has failed for longer than this (default 0)",
-    )
-    p.add_argument(
-        "--redirects",
-        choices=REDIRECT_MODES,
-        help="follow: a redirect is a page with one link (default); report: also list as warnings",
-    )
-    p.add_argument(
-        "--config", metavar="FILE", help=f"configuration file (default: ./{DEFAULT_CONFIG})"
-    )
-    p.add_argument(
-        "--db",
-        metavar="PATH|URL",
-        help="the memory: a SQLite file or a postgresql:// URL (default: linkpatrol.db)",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", default=None, help="only the report")
+_ACTIONS = {
+    Kind.FLAG: "store_true",
+    Kind.NEGATED: "store_false",
+    Kind.REPEATABLE: "append",
+    Kind.COUNT: "count",
+}
 
 
-def _add_memory_options(p: argparse.ArgumentParser) -> None:
-    """The options of the commands that only read the memory and print."""
-    p.add_argument(
-        "--format",
-        dest="print_format",  # not the report format, which the configuration may set
-        choices=("text", "json"),
-        default="text",
-        help="output format (default: text)",
-    )
-    p.add_argument("--config", metavar="FILE", help="configuration file")
-    p.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
+def _add(parser: argparse.ArgumentParser, option: Option, command: str) -> None:
+    """``option`` as ``command``'s parser takes it: a setting's is None when not given."""
+    help_ = option.help_for(command) or None
+    choices = option.choices or None
+    if option.kind is Kind.ARGUMENT:
+        parser.add_argument(
+            option.dest, nargs=option.nargs, metavar=option.metavar, choices=choices, help=help_
+        )
+        return
+    spelled: dict[str, Any] = {"dest": option.dest, "default": option.default, "help": help_}
+    if option.kind in _ACTIONS:
+        spelled["action"] = _ACTIONS[option.kind]
+    if option.kind in (Kind.VALUE, Kind.REPEATABLE):
+        spelled["metavar"] = option.metavar
+    if option.kind in (Kind.VALUE, Kind.CHOICE) and not option.field:
+        spelled["type"] = option.convert  # a command's own: converted as it is parsed
+    if option.bare is not None:  # given alone, or as --name=VALUE (see _spelled_out)
+        spelled.update(action="store_const", const=option.bare)
+    elif choices:
+        spelled["choices"] = choices
+    parser.add_argument(*option.flags, **spelled)
+    if option.bare is not None:
+        parser.add_argument(
+            option.valued, dest=option.dest, choices=choices, help=argparse.SUPPRESS
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,148 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"linkpatrol {__version__} ({build()})"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    check = commands.add_parser(
-        "check", help="crawl from the start URLs, check every link, report the broken ones"
-    )
-    check.add_argument(
-        "urls",
-        nargs="*",
-        metavar="URL|PATH",
-        help="start URLs, local folders or files, or '-' for URLs on stdin (or 'start' in config)",
-    )
-    _add_report_options(check)
-    check.add_argument(
-        "--site",
-        action="append",
-        metavar="PREFIX",
-        help="URLs under PREFIX are part of the site and parsed (repeatable)",
-    )
-    add = check.add_argument
-    add(
-        "--base-url",
-        metavar="URL",
-        help="where the local folder is served: root-relative links and links to this URL "
-        "are checked against the files",
-    )
-    add(
-        "--root-dir",
-        metavar="DIR",
-        help="the folder root-relative links (/x) of local files resolve from "
-        "(default: a site folder given alone, else the current folder)",
-    )
-    add(
-        "--offline",
-        action="store_true",
-        default=None,
-        help="request nothing over the network: outside links are recorded, not checked",
-    )
-    add(
-        "--sitemap",
-        action="append",
-        metavar="URL|FILE",
-        help="check every URL listed in this sitemap (repeatable)",
-    )
-    add("--concurrency", metavar="N", help="requests in flight at once (default 64)")
-    add("--per-host", metavar="N", help="requests in flight to one host (default 8)")
-    add("--delay", metavar="DURATION", help="pause between requests to one host (default 0)")
-    add("--timeout", metavar="DURATION", help="per-request timeout (default 15s)")
-    add("--retries", metavar="N", help="retries of transient failures (default 2)")
-    add("--max-size", metavar="SIZE", help="largest HTML page read (default 10MB)")
-    add("--max-depth", metavar="N", help="most path segments in a URL requested (default 20)")
-    add("--max-urls", metavar="N", help="most URLs in one pass (default 100000)")
-    add(
-        "--max-similar",
-        metavar="N",
-        help="most URLs differing only in number-only segments, e.g. calendar pages (default 3000)",
-    )
-    add("--max-requests", metavar="N", help="stop after N requests (exit 3; resumable)")
-    add("--max-time", metavar="DURATION", help="stop after this long, e.g. 90m (exit 3)")
-    add(
-        "--db-wait",
-        metavar="DURATION",
-        help="how long a crawl waits for a lost PostgreSQL connection (default 60s)",
-    )
-    add("--no-robots", action="store_true", default=None, help="ignore robots.txt (impolite)")
-    add("--user-agent", metavar="UA", help=f"User-Agent (default linkpatrol/{__version__})")
-    add("--from", metavar="EMAIL", help="operator's e-mail address, sent as the From header")
-    add(
-        "--recheck-good",
-        metavar="DURATION",
-        help="trust a URL found good more recently than this (default 0)",
-    )
-    add(
-        "--follow-ghost",
-        metavar="DURATION",
-        help="follow a failing page's remembered links this long after it was good (default 7d)",
-    )
-    add("--accept", metavar="STATUSES", help="statuses that are also ok, e.g. 999,403")
-    add("--warn", metavar="STATUSES", help="statuses that are warnings (besides 401,403,429,999)")
-    add("--broken", metavar="STATUSES", help="statuses that are broken, e.g. 403,999")
-    add("--hooks", metavar="FILE", help="Python file defining action(url) and/or rewrite(url)")
-    add(
-        "--plugins",
-        metavar="NAMES",
-        help="plugins to run, by name or package.module:Class, separated by commas ('' for none)",
-    )
-    add("-v", "--verbose", action="count", default=None, help="-v: a line per URL; -vv: debug")
-    add("--log", metavar="FILE", help="append timestamped lines of what was requested and why")
-    add(
-        "--no-progress",
-        action="store_true",
-        default=None,
-        help="no live progress display even on a terminal",
-    )
-    add("--parse-workers", metavar="N", help="parser processes (default: one per core)")
-    add(
-        "--ca-bundle",
-        metavar="FILE",
-        help="PEM file of extra CA certificates to trust, for every host",
-    )
-    add(
-        "--insecure",
-        action="append",
-        metavar="HOST",
-        help="do not verify HOST's TLS certificate (HOST or HOST:PORT; '*': all; repeatable)",
-    )
-    add(
-        "--no-private",
-        action="store_true",
-        default=None,
-        help="refuse private, loopback and link-local addresses (the site's own hosts excepted)",
-    )
-
-    report = commands.add_parser("report", help="print the last pass's report from the memory")
-    _add_report_options(report)
-
-    history = commands.add_parser(
-        "history", help="one URL's verdicts over time, and the pages that link to it"
-    )
-    history.add_argument("url", metavar="URL", help="the URL, spelled any equivalent way")
-    _add_memory_options(history)
-
-    status = commands.add_parser("status", help="where the latest pass stands, while it runs")
-    _add_memory_options(status)
-
-    init = commands.add_parser(
-        "init", help="write a commented linkpatrol.toml with every key and its default"
-    )
-    init.add_argument("urls", nargs="+", metavar="URL", help="the start URLs")
-    init.add_argument(
-        "--config", metavar="FILE", default=DEFAULT_CONFIG, help=f"file to write ({DEFAULT_CONFIG})"
-    )
-    init.add_argument("--force", action="store_true", help="replace the file if it exists")
-
-    completion = commands.add_parser("completion", help="print a shell completion script")
-    completion.add_argument("shell", choices=("bash", "zsh", "tcsh"))
-
-    serve = commands.add_parser(
-        "serve", help="a read-only web dashboard over the memory, live while a crawl runs"
-    )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on (8080)")
-    serve.add_argument("--config", metavar="FILE", help="configuration file")
-    serve.add_argument("--db", metavar="PATH|URL", help="the memory (default: linkpatrol.db)")
+    for command, help_ in COMMANDS:
+        sub = commands.add_parser(command, help=help_)
+        for option in options_of(command):
+            _add(sub, option, command)
     return parser
 
 
@@ -321,38 +115,12 @@ def _given(args: argparse.Namespace) -> set[str]:
 def _command_line(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given on the command line, by field."""
     cli: dict[str, Any] = {}
-    for key in _VALUE_OPTIONS:
-        value = getattr(args, key, None)
-        if value is not None:
-            cli[field_for(key)] = convert_option(key, value)
-    if getattr(args, "urls", None):
-        cli["start_urls"] = tuple(args.urls)
-    if getattr(args, "site", None):
-        cli["sites"] = tuple(args.site)
-    if getattr(args, "no_robots", None):
-        cli["robots"] = False
-    if getattr(args, "xref", None):
-        cli["xref"] = True
-    if getattr(args, "check_anchors", None):
-        cli["check_anchors"] = "site"
-    if getattr(args, "check_anchors_mode", None):
-        cli["check_anchors"] = args.check_anchors_mode
-    if getattr(args, "offline", None):
-        cli["offline"] = True
-    if getattr(args, "sitemap", None):
-        cli["sitemap"] = tuple(args.sitemap)
-    if getattr(args, "graph_hosts", None):
-        cli["graph_hosts"] = True
-    if getattr(args, "quiet", None):
-        cli["quiet"] = True
-    if getattr(args, "verbose", None):
-        cli["verbose"] = min(2, args.verbose)
-    if getattr(args, "no_progress", None):
-        cli["progress"] = False
-    if getattr(args, "insecure", None):
-        cli["insecure"] = convert_option("insecure", args.insecure)
-    if getattr(args, "no_private", None):
-        cli["no_private"] = True
+    for option in OPTIONS:
+        if not option.field or args.command not in option.commands:
+            continue
+        value = getattr(args, option.dest)
+        if value is not None and value != []:
+            cli[option.field] = option.given(value)
     return cli
 
 
@@ -361,7 +129,7 @@ def _sharing(settings: SiteSettings) -> Sharing | None:
     one thread; none where it could not open the memory."""
     from linkpatrol.store.sqlite import MEMORY_ONLY
 
-    if settings.format != "json" or settings.db == MEMORY_ONLY:
+    if settings.format is not ReportFormat.JSON or settings.db == MEMORY_ONLY:
         return None
     from linkpatrol.helper import Helper
     from linkpatrol.report.json import Sharing
@@ -379,7 +147,12 @@ def _stop_sharing(sharing: Sharing | None) -> None:
 
 
 def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None) -> None:
-    if settings.quiet and report.complete and not report.failing and settings.format == "text":
+    if (
+        settings.quiet
+        and report.complete
+        and not report.failing
+        and settings.format is ReportFormat.TEXT
+    ):
         return
     pieces = render_pieces(report, settings.format, sharing=sharing)
     if settings.output:
@@ -685,9 +458,7 @@ def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
     return ExitCode.CLEAN
 
 
-def _run_init(
-    parser: argparse.ArgumentParser, urls: list[str], path: Path, force: bool, err: TextIO
-) -> ExitCode:
+def _run_init(urls: list[str], path: Path, force: bool, err: TextIO) -> ExitCode:
     from linkpatrol.template import config_template
     from linkpatrol.urls import BadURL, canonical
 
@@ -697,7 +468,7 @@ def _run_init(
             starts.append(canonical(url))
         except BadURL as exc:
             raise ConfigError(f"{url}: not a URL ({exc})") from None
-    text = config_template(starts, parser)
+    text = config_template(starts)
     try:
         with open(path, "w" if force else "x", encoding="utf-8") as out:
             out.write(text)
@@ -719,14 +490,19 @@ def _run_status(settings: SiteSettings, format_: str) -> ExitCode:
     return ExitCode.CLEAN
 
 
+_VALUED = {f"{option.flags[-1]}=": option.valued for option in OPTIONS if option.bare}
+
+
 def _spelled_out(argv: list[str]) -> list[str]:
-    """``--check-anchors=all``: the flag with a value, spelled for the parser."""
+    """``--check-anchors=all``: an option that may stand alone, with a value, spelled for
+    the parser."""
     out: list[str] = []
     for i, arg in enumerate(argv):
         if arg == "--":
             return out + argv[i:]
-        if arg.startswith("--check-anchors="):
-            out += ["--check-anchors-mode", arg.partition("=")[2]]
+        name, equals, value = arg.partition("=")
+        if equals and name + equals in _VALUED:
+            out += [_VALUED[name + equals], value]
         else:
             out.append(arg)
     return out
@@ -745,7 +521,7 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
                 return _run_status(_settings(args), args.print_format)
             return _run_history(_settings(args), args.url, args.print_format)
         if args.command == "init":
-            return _run_init(parser, args.urls, Path(args.config), args.force, err)
+            return _run_init(args.urls, Path(args.config), args.force, err)
         if args.command == "completion":
             import shtab
 

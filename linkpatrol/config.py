@@ -1,7 +1,8 @@
 """Settings: defaults, the TOML configuration file, and the command line, merged in that order.
 
 Every command-line option has a configuration key of the same name (``max-depth`` or
-``max_depth``); the command line wins over the file, the file over the defaults.
+``max_depth``), both declared once in :mod:`linkpatrol.options`; the command line wins
+over the file, the file over the defaults.
 """
 
 from __future__ import annotations
@@ -22,84 +23,24 @@ from linkpatrol.model import (
     ConfigError,
     FailOn,
     RedirectMode,
+    ReportFormat,
     ReportOptions,
+)
+from linkpatrol.options import (
+    BY_KEY,
+    DEFAULT_CONFIG,
+    Converter,
+    parse_duration,
+    parse_size,
+    parse_status_list,
+    seconds,
+    string,
+    true_or_false,
+    whole,
 )
 from linkpatrol.rules import RuleOptions
 from linkpatrol.tls import check_ca_bundle, format_host, parse_host
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, scheme
-
-DEFAULT_CONFIG = "linkpatrol.toml"
-
-_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds from '90m', '1d', '2h30m', '45s', '1.5h' or a plain number of seconds."""
-    if isinstance(text, bool):
-        raise ValueError(f"not a duration: {text!r}")
-    if isinstance(text, int | float):
-        if text < 0:
-            raise ValueError(f"negative duration: {text!r}")
-        return float(text)
-    spec = text.strip().lower()
-    pos, total = 0, 0.0
-    if not spec:
-        raise ValueError("empty duration")
-    while pos < len(spec):
-        m = _DURATION_RE.match(spec, pos)
-        if not m or m.end() == pos:
-            raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 15m, 2h, 7d)")
-        total += float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
-        pos = m.end()
-        while pos < len(spec) and spec[pos] == " ":
-            pos += 1
-    return total
-
-
-def parse_size(text: str | int) -> int:
-    """Bytes from '10MB', '512k', '1G' or a plain number."""
-    if isinstance(text, bool):
-        raise ValueError(f"not a size: {text!r}")
-    if isinstance(text, int):
-        if text <= 0:
-            raise ValueError(f"size must be positive: {text}")
-        return text
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*", text.lower())
-    if not m:
-        raise ValueError(f"not a size: {text!r} (use e.g. 10MB, 512KB)")
-    factor = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2)]
-    value = int(float(m.group(1)) * factor)
-    if value <= 0:
-        raise ValueError(f"size must be positive: {text!r}")
-    return value
-
-
-def parse_status_list(items: list[Any] | str) -> frozenset[int]:
-    """HTTP statuses from [200, "300-399", "999"] or "200,300-399"."""
-    if isinstance(items, str):
-        items = [part for part in items.split(",") if part.strip()]
-    statuses: set[int] = set()
-    for item in items:
-        if isinstance(item, bool):
-            raise ValueError(f"not an HTTP status: {item!r}")
-        if isinstance(item, int):
-            statuses.add(item)
-            continue
-        if not isinstance(item, str):
-            raise ValueError(f"not an HTTP status: {item!r}")
-        m = re.fullmatch(r"\s*(\d{3})\s*(?:-\s*(\d{3})\s*)?", item)
-        if not m:
-            raise ValueError(f"not an HTTP status or range: {item!r}")
-        low = int(m.group(1))
-        high = int(m.group(2) or low)
-        if high < low:
-            raise ValueError(f"empty status range: {item!r}")
-        statuses.update(range(low, high + 1))
-    for status in statuses:
-        if not 100 <= status <= 999:
-            raise ValueError(f"not an HTTP status: {status}")
-    return frozenset(statuses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +115,7 @@ class SiteSettings:
     max_similar: int = 3_000
     max_requests: int = 0
     max_time: float = 0.0
-    redirects: str = "follow"
+    redirects: RedirectMode = RedirectMode.FOLLOW
     robots: bool = True
     user_agent: str = f"linkpatrol/{__version__}"
     from_email: str | None = None
@@ -189,17 +130,17 @@ class SiteSettings:
     hooks: str | None = None
     plugins: tuple[str, ...] = ()  # the plugins enabled, by name
     plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # [plugin.NAME]
-    format: str = "text"
+    format: ReportFormat = ReportFormat.TEXT
     output: str | None = None
     xref: bool = False
-    fail_on: str = "broken"
+    fail_on: FailOn = FailOn.BROKEN
     graph_hosts: bool = False
     quiet: bool = False
     verbose: int = 0
     log: str | None = None
     progress: bool | None = None
     parse_workers: int = 0
-    check_anchors: str = "off"  # "off", "site" (the site's pages) or "all"
+    check_anchors: AnchorMode = AnchorMode.OFF
     ca_bundle: str | None = None
     insecure: tuple[str, ...] = ()
     tls: tuple[TlsHost, ...] = ()
@@ -212,133 +153,13 @@ class SiteSettings:
     mount: Mount | None = None  # the local root, set from the start values
 
 
-FORMATS = ("text", "json", "csv", "markdown", "junit", "sarif", "dot", "sitemap", "html")
-REDIRECT_MODES = ("follow", "report")
-FAIL_ON = ("broken", "warning")
+FORMATS = tuple(member.value for member in ReportFormat)  # the report formats' names
+FAIL_ON = tuple(member.value for member in FailOn)
 
-# key -> (converter, settings field); converters raise ValueError with a readable reason
-_SCALAR_KEYS: dict[str, tuple[Any, str]] = {}
-
-
-def _int(lo: int, hi: int | None = None) -> Any:
-    def convert(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and value.strip().isdigit():
-                value = int(value)
-            else:
-                raise ValueError(f"expected a whole number, got {value!r}")
-        if value < lo or (hi is not None and value > hi):
-            bound = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
-            raise ValueError(f"must be {bound}, got {value}")
-        return int(value)
-
-    return convert
-
-
-def _float_seconds(value: Any) -> float:
-    return parse_duration(value)
-
-
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
-    return value
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {value!r}")
-    return value
-
-
-def _hosts(value: Any) -> tuple[str, ...]:
-    return tuple(format_host(parse_host(host)) for host in _str_list(value))
-
-
-def _choice(*choices: str) -> Any:
-    def convert(value: Any) -> str:
-        if value not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
-        return str(value)
-
-    return convert
-
-
-def _names(value: Any) -> tuple[str, ...]:
-    """Names from a list, or from one string of them separated by commas."""
-    names = value.split(",") if isinstance(value, str) else _str_list(value)
-    return tuple(name.strip() for name in names if name.strip())
-
-
-def _str_list(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a list of strings, got {value!r}")
-    return tuple(value)
-
-
-ANCHOR_MODES = ("off", "site", "all")
-
-
-def _anchors(value: Any) -> str:
-    """--check-anchors: true means the site's pages, "all" outside pages too."""
-    if isinstance(value, bool):
-        return "site" if value else "off"
-    if value not in ANCHOR_MODES:
-        raise ValueError(f"expected true, false or one of {', '.join(ANCHOR_MODES)}, got {value!r}")
-    return str(value)
-
-
-_SCALAR_KEYS.update(
-    {
-        "start": (_str_list, "start_urls"),
-        "site": (_str_list, "sites"),
-        "db": (_str, "db"),
-        "db_wait": (_float_seconds, "db_wait"),
-        "concurrency": (_int(1, 10_000), "concurrency"),
-        "per_host": (_int(1, 1_000), "per_host"),
-        "delay": (_float_seconds, "delay"),
-        "timeout": (_float_seconds, "timeout"),
-        "retries": (_int(0, 20), "retries"),
-        "max_size": (parse_size, "max_size"),
-        "max_depth": (_int(1, 10_000), "max_depth"),
-        "max_urls": (_int(1), "max_urls"),
-        "max_similar": (_int(0), "max_similar"),
-        "max_requests": (_int(0), "max_requests"),
-        "max_time": (_float_seconds, "max_time"),
-        "redirects": (_choice(*REDIRECT_MODES), "redirects"),
-        "robots": (_bool, "robots"),
-        "user_agent": (_str, "user_agent"),
-        "from": (_str, "from_email"),
-        "recheck_good": (_float_seconds, "recheck_good"),
-        "follow_ghost": (_float_seconds, "follow_ghost"),
-        "report_after": (_float_seconds, "report_after"),
-        "accept": (parse_status_list, "accept"),
-        "warn": (parse_status_list, "warn"),
-        "broken": (parse_status_list, "broken"),
-        "hooks": (_str, "hooks"),
-        "plugins": (_names, "plugins"),
-        "format": (_choice(*FORMATS), "format"),
-        "output": (_str, "output"),
-        "xref": (_bool, "xref"),
-        "fail_on": (_choice(*FAIL_ON), "fail_on"),
-        "graph_hosts": (_bool, "graph_hosts"),
-        "quiet": (_bool, "quiet"),
-        "verbose": (_int(0, 2), "verbose"),
-        "log": (_str, "log"),
-        "progress": (_bool, "progress"),
-        "parse_workers": (_int(0, 64), "parse_workers"),
-        "check_anchors": (_anchors, "check_anchors"),
-        "ca_bundle": (_str, "ca_bundle"),
-        "insecure": (_hosts, "insecure"),
-        "no_private": (_bool, "no_private"),
-        "base_url": (_str, "base_url"),
-        "root_dir": (_str, "root_dir"),
-        "offline": (_bool, "offline"),
-        "sitemap": (_str_list, "sitemap"),
-    }
-)
+# key -> (converter, settings field), for the keys that hold one value or a list of them
+_SCALAR_KEYS: dict[str, tuple[Converter, str]] = {
+    key: (option.convert, option.field) for key, option in BY_KEY.items()
+}
 
 CONFIG_KEYS = (*sorted(_SCALAR_KEYS), "rule", "rewrite", "tls", "plugin")
 
@@ -514,19 +335,19 @@ def _site_table(entry: dict[str, Any], here: str, base_dir: Path) -> SiteTable:
     repeated = _first_repeated([name for name, _ in (*cookies, *cookies_env)])
     if repeated is not None:
         raise ConfigError(f"{here}: cookie '{repeated}' given twice")
-    bundle = get("ca_bundle", _str)
-    insecure = bool(get("insecure", _bool))
+    bundle = get("ca_bundle", string)
+    insecure = bool(get("insecure", true_or_false))
     if bundle is not None and insecure:
         raise ConfigError(f"{here}: 'ca_bundle' and 'insecure = true' contradict each other")
     if bundle is not None:
         bundle = _check_ca_bundle(str(base_dir / bundle), f"{here}: 'ca_bundle'")
-    timeout = get("timeout", _float_seconds)
+    timeout = get("timeout", seconds)
     if timeout == 0:
         raise ConfigError(f"{here}: 'timeout': must be more than 0")
     return SiteTable(
         prefix=prefix,
         where=here,
-        parse=bool(get("parse", _bool)),
+        parse=bool(get("parse", true_or_false)),
         headers=headers,
         headers_env=headers_env,
         cookies=cookies,
@@ -536,8 +357,8 @@ def _site_table(entry: dict[str, Any], here: str, base_dir: Path) -> SiteTable:
         proxy=get("proxy", _proxy),
         user_agent=user_agent,
         timeout=timeout,
-        per_host=get("per_host", _int(1, 1_000)),
-        delay=get("delay", _float_seconds),
+        per_host=get("per_host", whole(1, 1_000)),
+        delay=get("delay", seconds),
         ca_bundle=bundle,
         insecure=insecure,
     )
@@ -553,7 +374,7 @@ def _first_repeated(names: list[str]) -> str | None:
 
 
 def _site_prefix(value: Any) -> str:
-    text = _str(value)
+    text = string(value)
     try:
         prefix = canonical(text)
     except BadURL as exc:
@@ -566,7 +387,7 @@ def _site_prefix(value: Any) -> str:
 
 
 def _proxy(value: Any) -> str:
-    text = _str(value)
+    text = string(value)
     try:
         url = canonical(text)
     except BadURL as exc:
@@ -731,19 +552,6 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
     return values
 
 
-def convert_option(key: str, value: Any) -> Any:
-    """Convert one command-line value with the same rules as the file (raises ConfigError)."""
-    convert, _ = _SCALAR_KEYS[key]
-    try:
-        return convert(value)
-    except ValueError as exc:
-        raise ConfigError(f"option --{key.replace('_', '-')}: {exc}") from None
-
-
-def field_for(key: str) -> str:
-    return _SCALAR_KEYS[key][1]
-
-
 # the options of a report that a ``report`` (or a dashboard) may set apart from the pass's
 REPORT_FIELDS = ("check_anchors", "report_after", "fail_on", "redirects", "xref", "graph_hosts")
 
@@ -751,10 +559,10 @@ REPORT_FIELDS = ("check_anchors", "report_after", "fail_on", "redirects", "xref"
 def report_options(settings: SiteSettings) -> ReportOptions:
     """What shapes the report of a pass checked with these settings."""
     return ReportOptions(
-        check_anchors=AnchorMode(settings.check_anchors),
+        check_anchors=settings.check_anchors,
         report_after=settings.report_after,
-        fail_on=FailOn(settings.fail_on),
-        redirects=RedirectMode(settings.redirects),
+        fail_on=settings.fail_on,
+        redirects=settings.redirects,
         xref=settings.xref,
         graph_hosts=settings.graph_hosts,
         accept=tuple(sorted(settings.accept)),
@@ -773,7 +581,7 @@ def rule_options(settings: SiteSettings) -> RuleOptions:
         recheck_good=settings.recheck_good,
         follow_ghost=settings.follow_ghost,
         max_size=settings.max_size,
-        check_anchors=AnchorMode(settings.check_anchors),
+        check_anchors=settings.check_anchors,
     )
 
 
@@ -815,7 +623,6 @@ __all__ = [
     "TlsHost",
     "as_checked",
     "build_settings",
-    "convert_option",
     "load_file",
     "parse_duration",
     "parse_size",

@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from typing import Any
 
-from linkpatrol.config import _SCALAR_KEYS, SiteSettings, field_for, parse_size
-
-# keys whose default is "not set": shown with an example value instead
-EXAMPLES: dict[str, Any] = {
-    "db": "linkpatrol.db",
-    "from": "webmaster@example.org",
-    "hooks": "linkpatrol_hooks.py",
-    "ca_bundle": "ca.pem",
-    "output": "report.html",
-    "log": "linkpatrol.log",
-    "progress": False,
-    "base_url": "https://example.org/",
-    "root_dir": "public",
-}
-
-# options whose name is not the key's
-_OPTION_OF = {"robots": "--no-robots", "progress": "--no-progress", "verbose": "--verbose"}
+from linkpatrol.config import SiteSettings
+from linkpatrol.options import OPTIONS, Option, parse_size
 
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 
@@ -84,12 +68,11 @@ def _size(size: int) -> str:
     return str(size)
 
 
-def toml_value(key: str, value: Any) -> str:
+def toml_value(option: Option, value: Any) -> str:
     """A setting's value as the configuration file spells it."""
-    convert = _SCALAR_KEYS[key][0]
-    if convert is parse_size:
+    if option.convert is parse_size:
         return json.dumps(_size(value))
-    if isinstance(value, float) and convert(_duration(value)) == value:
+    if isinstance(value, float) and option.convert(_duration(value)) == value:
         return json.dumps(_duration(value))
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -98,27 +81,10 @@ def toml_value(key: str, value: Any) -> str:
     return json.dumps(value)
 
 
-def option_help(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
-    """Each configuration key's help, taken from the option of ``command`` that sets it."""
-    found: dict[str, str] = {}
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[
-        command
-    ]
-    for action in sub._actions:
-        if not action.help or action.help == argparse.SUPPRESS:
-            continue
-        names = action.option_strings or [action.dest]
-        for key in _SCALAR_KEYS:
-            option = _OPTION_OF.get(key, "--" + key.replace("_", "-"))
-            if option in names or (key == "start" and action.dest == "urls"):
-                found.setdefault(key, action.help)
-    return found
-
-
-def config_template(start_urls: list[str], parser: argparse.ArgumentParser) -> str:
-    """The file ``linkpatrol init`` writes: the start URLs set, every other key commented."""
+def config_template(start_urls: list[str]) -> str:
+    """The file ``linkpatrol init`` writes: the start URLs set, every other key commented,
+    under the help of the option that sets it."""
     defaults = SiteSettings()
-    helps = option_help(parser, "check")
     lines = [
         "# linkpatrol configuration (TOML), read from ./linkpatrol.toml or --config FILE.",
         "# Every key is listed with its default value, commented out: remove the '#' to",
@@ -128,18 +94,19 @@ def config_template(start_urls: list[str], parser: argparse.ArgumentParser) -> s
         f"start = {json.dumps(start_urls)}",
         "",
     ]
-    for key in _SCALAR_KEYS:
-        if key == "start":
+    for option in OPTIONS:
+        if not option.key or option.key == "start":
             continue
-        value = getattr(defaults, field_for(key))
-        lines.append(f"# {helps[key]}")
+        value = getattr(defaults, option.field)
+        lines.append(f"# {option.help}")
         if value is None:
-            lines.append(f"# {key} = {toml_value(key, EXAMPLES[key])}   (not set by default)")
+            example = toml_value(option, option.example)
+            lines.append(f"# {option.key} = {example}   (not set by default)")
         else:
-            lines.append(f"# {key} = {toml_value(key, value)}")
+            lines.append(f"# {option.key} = {toml_value(option, value)}")
         lines.append("")
     lines.append(_TABLES)
     return "\n".join(lines)
 
 
-__all__ = ["EXAMPLES", "config_template", "option_help", "toml_value"]
+__all__ = ["config_template", "toml_value"]

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from linkpatrol.cli import build_parser
-from linkpatrol.config import CONFIG_KEYS
 from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
 
@@ -40,23 +37,6 @@ def assert_config_error(proc, *names: str) -> None:  # type: ignore[no-untyped-d
 
 
 # ---- keys, files and precedence ------------------------------------------------------------
-
-
-def test_every_command_line_option_has_a_config_key() -> None:
-    parser = build_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    check = commands.choices["check"]
-    renamed = {
-        "urls": "start",
-        "no_robots": "robots",
-        "no_progress": "progress",
-        "check_anchors_mode": "check_anchors",  # --check-anchors=all, spelled for the parser
-    }
-    for action in check._actions:
-        if action.dest in ("help", "config"):
-            continue
-        key = renamed.get(action.dest, action.dest)
-        assert key in CONFIG_KEYS, action.option_strings
 
 
 def test_linkpatrol_toml_in_cwd_is_read_with_dashed_key(run: Runner, serve: Serve) -> None:

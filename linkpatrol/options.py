@@ -1,0 +1,678 @@
+"""Every option, declared once: the command line, the configuration file, ``linkpatrol init``
+and the help text are all made from :data:`OPTIONS`.
+
+An option that sets a setting names its :class:`~linkpatrol.config.SiteSettings` field,
+whose default is the option's; its configuration key reads its value with the same
+converter as the command line, so both accept and refuse the same values.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from linkpatrol import __version__
+from linkpatrol.model import AnchorMode, ConfigError, FailOn, RedirectMode, ReportFormat
+from linkpatrol.tls import format_host, parse_host
+
+DEFAULT_CONFIG = "linkpatrol.toml"
+
+# ---- values, as the file or the command line gives them --------------------------------
+# each converter raises ValueError with a readable reason
+
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from '90m', '1d', '2h30m', '45s', '1.5h' or a plain number of seconds."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a duration: {text!r}")
+    if isinstance(text, int | float):
+        if text < 0:
+            raise ValueError(f"negative duration: {text!r}")
+        return float(text)
+    spec = text.strip().lower()
+    pos, total = 0, 0.0
+    if not spec:
+        raise ValueError("empty duration")
+    while pos < len(spec):
+        m = _DURATION_RE.match(spec, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 15m, 2h, 7d)")
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
+        pos = m.end()
+        while pos < len(spec) and spec[pos] == " ":
+            pos += 1
+    return total
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from '10MB', '512k', '1G' or a plain number."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a size: {text!r}")
+    if isinstance(text, int):
+        if text <= 0:
+            raise ValueError(f"size must be positive: {text}")
+        return text
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*", text.lower())
+    if not m:
+        raise ValueError(f"not a size: {text!r} (use e.g. 10MB, 512KB)")
+    factor = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2)]
+    value = int(float(m.group(1)) * factor)
+    if value <= 0:
+        raise ValueError(f"size must be positive: {text!r}")
+    return value
+
+
+def parse_status_list(items: list[Any] | str) -> frozenset[int]:
+    """HTTP statuses from [200, "300-399", "999"] or "200,300-399"."""
+    if isinstance(items, str):
+        items = [part for part in items.split(",") if part.strip()]
+    statuses: set[int] = set()
+    for item in items:
+        if isinstance(item, bool):
+            raise ValueError(f"not an HTTP status: {item!r}")
+        if isinstance(item, int):
+            statuses.add(item)
+            continue
+        if not isinstance(item, str):
+            raise ValueError(f"not an HTTP status: {item!r}")
+        m = re.fullmatch(r"\s*(\d{3})\s*(?:-\s*(\d{3})\s*)?", item)
+        if not m:
+            raise ValueError(f"not an HTTP status or range: {item!r}")
+        low = int(m.group(1))
+        high = int(m.group(2) or low)
+        if high < low:
+            raise ValueError(f"empty status range: {item!r}")
+        statuses.update(range(low, high + 1))
+    for status in statuses:
+        if not 100 <= status <= 999:
+            raise ValueError(f"not an HTTP status: {status}")
+    return frozenset(statuses)
+
+
+Converter = Callable[[Any], Any]
+
+
+def whole(lo: int, hi: int | None = None) -> Converter:
+    """A whole number from ``lo`` to ``hi`` (no upper bound when None)."""
+
+    def convert(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.strip().isdigit():
+                value = int(value)
+            else:
+                raise ValueError(f"expected a whole number, got {value!r}")
+        if value < lo or (hi is not None and value > hi):
+            bound = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
+            raise ValueError(f"must be {bound}, got {value}")
+        return int(value)
+
+    return convert
+
+
+def seconds(value: Any) -> float:
+    return parse_duration(value)
+
+
+def true_or_false(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
+def strings(value: Any) -> tuple[str, ...]:
+    """Strings from a list of them, or one string alone."""
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def names(value: Any) -> tuple[str, ...]:
+    """Names from a list, or from one string of them separated by commas."""
+    given = value.split(",") if isinstance(value, str) else strings(value)
+    return tuple(name.strip() for name in given if name.strip())
+
+
+def hosts(value: Any) -> tuple[str, ...]:
+    return tuple(format_host(parse_host(host)) for host in strings(value))
+
+
+def values(kind: type[enum.StrEnum]) -> tuple[str, ...]:
+    return tuple(member.value for member in kind)
+
+
+def one_of(kind: type[enum.StrEnum]) -> Converter:
+    """A member of ``kind``, from its value."""
+    choices = values(kind)
+
+    def convert(value: Any) -> enum.StrEnum:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return kind(value)
+
+    return convert
+
+
+def anchor_mode(value: Any) -> AnchorMode:
+    """check_anchors: true means the site's pages, "all" outside pages too."""
+    if isinstance(value, bool):
+        return AnchorMode.SITE if value else AnchorMode.OFF
+    choices = values(AnchorMode)
+    if value not in choices:
+        raise ValueError(f"expected true, false or one of {', '.join(choices)}, got {value!r}")
+    return AnchorMode(value)
+
+
+# ---- the table ----------------------------------------------------------------------------
+
+
+class Kind(enum.Enum):
+    """How an option is spelled on the command line."""
+
+    VALUE = "value"  # --name VALUE
+    CHOICE = "choice"  # --name VALUE, one of a few
+    FLAG = "flag"  # --name: true
+    NEGATED = "negated"  # --no-name: false
+    REPEATABLE = "repeatable"  # --name VALUE, as often as needed: a list
+    COUNT = "count"  # -v, -vv: how often it is given
+    ARGUMENT = "argument"  # a positional argument
+
+
+CHECK = "check"
+REPORT = "report"
+HISTORY = "history"
+STATUS = "status"
+SERVE = "serve"
+INIT = "init"
+COMPLETION = "completion"
+REPORTING = (CHECK, REPORT)  # the commands that write a pass's report
+READING = (HISTORY, STATUS, SERVE)  # the commands that only read the memory and print
+
+# the commands, in the order the help lists them
+COMMANDS: tuple[tuple[str, str], ...] = (
+    (CHECK, "crawl from the start URLs, check every link, report the broken ones"),
+    (REPORT, "print the last pass's report from the memory"),
+    (HISTORY, "one URL's verdicts over time, and the pages that link to it"),
+    (STATUS, "where the latest pass stands, while it runs"),
+    (INIT, "write a commented linkpatrol.toml with every key and its default"),
+    (COMPLETION, "print a shell completion script"),
+    (SERVE, "a read-only web dashboard over the memory, live while a crawl runs"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of one or more commands.
+
+    With a ``field`` it sets that setting, and with a ``key`` the configuration file sets it
+    too; without one it is the command's own, read from the parsed arguments by its name.
+    """
+
+    flags: tuple[str, ...]  # as typed ("-o", "--output"); a positional argument's name
+    help: str
+    field: str = ""  # the SiteSettings field it sets
+    key: str = ""  # its configuration file key: the field's name unless given
+    kind: Kind = Kind.VALUE
+    commands: tuple[str, ...] = (CHECK,)
+    # the value given, to the setting's (a flag's: true or false; a command's own: as typed)
+    convert: Converter = string
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+    bare: str | None = None  # CHOICE: the value when given alone; another follows '='
+    nargs: str | None = None  # ARGUMENT: how many ('*', '+'; one when None)
+    most: int = 0  # COUNT: given more often, it counts as this many
+    default: Any = None  # a command's own option when not given (a setting's: SiteSettings's)
+    example: Any = None  # a value for the configuration file, when the default is "not set"
+    help_on: tuple[tuple[str, str], ...] = ()  # (command, help) where it reads differently
+    name: str = ""  # a command's own option: its name in the parsed arguments
+
+    def __post_init__(self) -> None:
+        if self.field and not self.key:
+            object.__setattr__(self, "key", self.field)
+        if self.kind in (Kind.FLAG, Kind.NEGATED) and self.convert is string:
+            object.__setattr__(self, "convert", true_or_false)
+
+    @property
+    def dest(self) -> str:
+        """Its name in the parsed arguments."""
+        if self.kind is Kind.ARGUMENT:
+            return self.flags[0]
+        return self.field or self.name or self.flags[-1].lstrip("-").replace("-", "_")
+
+    @property
+    def valued(self) -> str:
+        """A ``bare`` option's hidden twin: ``--name=VALUE`` is spelled as it for the parser."""
+        return f"{self.flags[-1]}-mode"
+
+    def help_for(self, command: str) -> str:
+        return dict(self.help_on).get(command, self.help)
+
+    def given(self, value: Any) -> Any:
+        """The setting's value from the command line's (raises ConfigError)."""
+        if self.kind is Kind.COUNT:
+            value = min(value, self.most)
+        try:
+            return self.convert(value)
+        except ValueError as exc:
+            raise ConfigError(f"option {self.flags[-1]}: {exc}") from None
+
+
+_MEMORY = "the memory (default: linkpatrol.db)"
+_FILE = "configuration file"
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        ("urls",),
+        "start URLs, local folders or files, or '-' for URLs on stdin (or 'start' in config)",
+        field="start_urls",
+        key="start",
+        kind=Kind.ARGUMENT,
+        convert=strings,
+        metavar="URL|PATH",
+        nargs="*",
+    ),
+    Option(
+        ("url",),
+        "the URL, spelled any equivalent way",
+        kind=Kind.ARGUMENT,
+        commands=(HISTORY,),
+        metavar="URL",
+    ),
+    Option(
+        ("urls",), "the start URLs", kind=Kind.ARGUMENT, commands=(INIT,), metavar="URL", nargs="+"
+    ),
+    Option(
+        ("shell",), "", kind=Kind.ARGUMENT, commands=(COMPLETION,), choices=("bash", "zsh", "tcsh")
+    ),
+    Option(
+        ("--format",),
+        "report format (default: text)",
+        field="format",
+        kind=Kind.CHOICE,
+        commands=REPORTING,
+        convert=one_of(ReportFormat),
+        choices=values(ReportFormat),
+    ),
+    Option(
+        ("--format",),
+        "output format (default: text)",  # not the report format, which the file may set
+        kind=Kind.CHOICE,
+        commands=(HISTORY, STATUS),
+        choices=("text", "json"),
+        default="text",
+        name="print_format",
+    ),
+    Option(("--host",), "address to listen on (127.0.0.1)", commands=(SERVE,), default="127.0.0.1"),
+    Option(("--port",), "port to listen on (8080)", commands=(SERVE,), convert=int, default=8080),
+    Option(
+        ("-o", "--output"),
+        "write the report to FILE",
+        field="output",
+        commands=REPORTING,
+        metavar="FILE",
+        example="report.html",
+    ),
+    Option(
+        ("--check-anchors",),
+        "a link to page#name is broken when the page has no element with that id or name "
+        "(the site's pages; --check-anchors=all: outside pages too)",
+        field="check_anchors",
+        kind=Kind.CHOICE,
+        commands=REPORTING,
+        convert=anchor_mode,
+        choices=values(AnchorMode),
+        bare=AnchorMode.SITE.value,
+    ),
+    Option(
+        ("--xref",),
+        "add the full cross-reference: for every URL, what links to it and what it links to",
+        field="xref",
+        kind=Kind.FLAG,
+        commands=REPORTING,
+    ),
+    Option(
+        ("--fail-on",),
+        "verdicts that make the exit code 1: broken (default), or warning (broken or warning)",
+        field="fail_on",
+        kind=Kind.CHOICE,
+        commands=REPORTING,
+        convert=one_of(FailOn),
+        choices=values(FailOn),
+    ),
+    Option(
+        ("--graph-hosts",),
+        "--format dot: one node per outside host instead of one per outside URL",
+        field="graph_hosts",
+        kind=Kind.FLAG,
+        commands=REPORTING,
+    ),
+    Option(
+        ("--report-after",),
+        "report a broken URL only once it has failed for longer than this (default 0)",
+        field="report_after",
+        commands=REPORTING,
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--redirects",),
+        "follow: a redirect is a page with one link (default); report: also list as warnings",
+        field="redirects",
+        kind=Kind.CHOICE,
+        commands=REPORTING,
+        convert=one_of(RedirectMode),
+        choices=values(RedirectMode),
+    ),
+    Option(
+        ("--config",),
+        f"{_FILE} (default: ./{DEFAULT_CONFIG})",
+        commands=(*REPORTING, *READING),
+        metavar="FILE",
+        help_on=tuple((command, _FILE) for command in READING),
+    ),
+    Option(
+        ("--config",),
+        f"file to write ({DEFAULT_CONFIG})",
+        commands=(INIT,),
+        metavar="FILE",
+        default=DEFAULT_CONFIG,
+    ),
+    Option(
+        ("--db",),
+        "the memory: a SQLite file or a postgresql:// URL (default: linkpatrol.db)",
+        field="db",
+        commands=(*REPORTING, *READING),
+        metavar="PATH|URL",
+        help_on=tuple((command, _MEMORY) for command in READING),
+    ),
+    Option(("-q", "--quiet"), "only the report", field="quiet", kind=Kind.FLAG, commands=REPORTING),
+    Option(
+        ("--site",),
+        "URLs under PREFIX are part of the site and parsed (repeatable)",
+        field="sites",
+        key="site",
+        kind=Kind.REPEATABLE,
+        convert=strings,
+        metavar="PREFIX",
+    ),
+    Option(
+        ("--base-url",),
+        "where the local folder is served: root-relative links and links to this URL "
+        "are checked against the files",
+        field="base_url",
+        metavar="URL",
+        example="https://example.org/",
+    ),
+    Option(
+        ("--root-dir",),
+        "the folder root-relative links (/x) of local files resolve from "
+        "(default: a site folder given alone, else the current folder)",
+        field="root_dir",
+        metavar="DIR",
+        example="public",
+    ),
+    Option(
+        ("--offline",),
+        "request nothing over the network: outside links are recorded, not checked",
+        field="offline",
+        kind=Kind.FLAG,
+    ),
+    Option(
+        ("--sitemap",),
+        "check every URL listed in this sitemap (repeatable)",
+        field="sitemap",
+        kind=Kind.REPEATABLE,
+        convert=strings,
+        metavar="URL|FILE",
+    ),
+    Option(
+        ("--concurrency",),
+        "requests in flight at once (default 64)",
+        field="concurrency",
+        convert=whole(1, 10_000),
+        metavar="N",
+    ),
+    Option(
+        ("--per-host",),
+        "requests in flight to one host (default 8)",
+        field="per_host",
+        convert=whole(1, 1_000),
+        metavar="N",
+    ),
+    Option(
+        ("--delay",),
+        "pause between requests to one host (default 0)",
+        field="delay",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--timeout",),
+        "per-request timeout (default 15s)",
+        field="timeout",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--retries",),
+        "retries of transient failures (default 2)",
+        field="retries",
+        convert=whole(0, 20),
+        metavar="N",
+    ),
+    Option(
+        ("--max-size",),
+        "largest HTML page read (default 10MB)",
+        field="max_size",
+        convert=parse_size,
+        metavar="SIZE",
+    ),
+    Option(
+        ("--max-depth",),
+        "most path segments in a URL requested (default 20)",
+        field="max_depth",
+        convert=whole(1, 10_000),
+        metavar="N",
+    ),
+    Option(
+        ("--max-urls",),
+        "most URLs in one pass (default 100000)",
+        field="max_urls",
+        convert=whole(1),
+        metavar="N",
+    ),
+    Option(
+        ("--max-similar",),
+        "most URLs differing only in number-only segments, e.g. calendar pages (default 3000)",
+        field="max_similar",
+        convert=whole(0),
+        metavar="N",
+    ),
+    Option(
+        ("--max-requests",),
+        "stop after N requests (exit 3; resumable)",
+        field="max_requests",
+        convert=whole(0),
+        metavar="N",
+    ),
+    Option(
+        ("--max-time",),
+        "stop after this long, e.g. 90m (exit 3)",
+        field="max_time",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--db-wait",),
+        "how long a crawl waits for a lost PostgreSQL connection (default 60s)",
+        field="db_wait",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(("--no-robots",), "ignore robots.txt (impolite)", field="robots", kind=Kind.NEGATED),
+    Option(
+        ("--user-agent",),
+        f"User-Agent (default linkpatrol/{__version__})",
+        field="user_agent",
+        metavar="UA",
+    ),
+    Option(
+        ("--from",),
+        "operator's e-mail address, sent as the From header",
+        field="from_email",
+        key="from",
+        metavar="EMAIL",
+        example="webmaster@example.org",
+    ),
+    Option(
+        ("--recheck-good",),
+        "trust a URL found good more recently than this (default 0)",
+        field="recheck_good",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--follow-ghost",),
+        "follow a failing page's remembered links this long after it was good (default 7d)",
+        field="follow_ghost",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--accept",),
+        "statuses that are also ok, e.g. 999,403",
+        field="accept",
+        convert=parse_status_list,
+        metavar="STATUSES",
+    ),
+    Option(
+        ("--warn",),
+        "statuses that are warnings (besides 401,403,429,999)",
+        field="warn",
+        convert=parse_status_list,
+        metavar="STATUSES",
+    ),
+    Option(
+        ("--broken",),
+        "statuses that are broken, e.g. 403,999",
+        field="broken",
+        convert=parse_status_list,
+        metavar="STATUSES",
+    ),
+    Option(
+        ("--hooks",),
+        "Python file defining action(url) and/or rewrite(url)",
+        field="hooks",
+        metavar="FILE",
+        example="linkpatrol_hooks.py",
+    ),
+    Option(
+        ("--plugins",),
+        "plugins to run, by name or package.module:Class, separated by commas ('' for none)",
+        field="plugins",
+        convert=names,
+        metavar="NAMES",
+    ),
+    Option(
+        ("-v", "--verbose"),
+        "-v: a line per URL; -vv: debug",
+        field="verbose",
+        kind=Kind.COUNT,
+        convert=whole(0, 2),
+        most=2,
+    ),
+    Option(
+        ("--log",),
+        "append timestamped lines of what was requested and why",
+        field="log",
+        metavar="FILE",
+        example="linkpatrol.log",
+    ),
+    Option(
+        ("--no-progress",),
+        "no live progress display even on a terminal",
+        field="progress",
+        kind=Kind.NEGATED,
+        example=False,
+    ),
+    Option(
+        ("--parse-workers",),
+        "parser processes (default: one per core)",
+        field="parse_workers",
+        convert=whole(0, 64),
+        metavar="N",
+    ),
+    Option(
+        ("--ca-bundle",),
+        "PEM file of extra CA certificates to trust, for every host",
+        field="ca_bundle",
+        metavar="FILE",
+        example="ca.pem",
+    ),
+    Option(
+        ("--insecure",),
+        "do not verify HOST's TLS certificate (HOST or HOST:PORT; '*': all; repeatable)",
+        field="insecure",
+        kind=Kind.REPEATABLE,
+        convert=hosts,
+        metavar="HOST",
+    ),
+    Option(
+        ("--no-private",),
+        "refuse private, loopback and link-local addresses (the site's own hosts excepted)",
+        field="no_private",
+        kind=Kind.FLAG,
+    ),
+    Option(
+        ("--force",),
+        "replace the file if it exists",
+        kind=Kind.FLAG,
+        commands=(INIT,),
+        default=False,
+    ),
+)
+
+# configuration key -> its option
+BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS if option.key}
+
+
+def options_of(command: str) -> tuple[Option, ...]:
+    """The options of ``command``, in the order its help lists them."""
+    return tuple(option for option in OPTIONS if command in option.commands)
+
+
+__all__ = [
+    "BY_KEY",
+    "COMMANDS",
+    "DEFAULT_CONFIG",
+    "OPTIONS",
+    "Kind",
+    "Option",
+    "anchor_mode",
+    "hosts",
+    "names",
+    "one_of",
+    "options_of",
+    "parse_duration",
+    "parse_size",
+    "parse_status_list",
+    "seconds",
+    "string",
+    "strings",
+    "true_or_false",
+    "values",
+    "whole",
+]
