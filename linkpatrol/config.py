@@ -8,6 +8,7 @@ over the file, the file over the defaults.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -151,6 +152,21 @@ class SiteSettings:
     offline: bool = False
     sitemap: tuple[str, ...] = ()
     mount: Mount | None = None  # the local root, set from the start values
+
+    def __post_init__(self) -> None:
+        """The modes as their enums, however a caller of the library spelled them."""
+        for name, kind in _MODES:
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                object.__setattr__(self, name, kind(value))
+
+
+_MODES: tuple[tuple[str, type[enum.StrEnum]], ...] = (
+    ("check_anchors", AnchorMode),
+    ("redirects", RedirectMode),
+    ("fail_on", FailOn),
+    ("format", ReportFormat),
+)
 
 
 FORMATS = tuple(member.value for member in ReportFormat)  # the report formats' names

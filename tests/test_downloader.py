@@ -7,7 +7,7 @@ import pytest
 from linkpatrol.config import SiteSettings, SiteTable
 from linkpatrol.downloader import FIRST_CONNECTIONS, OPENED, Downloader
 from linkpatrol.fetch import Fetcher
-from linkpatrol.model import Action
+from linkpatrol.model import Action, RobotsState
 from linkpatrol.robots import robots_from_record, skipped
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.store import SiteRecord, Task
@@ -66,7 +66,7 @@ def test_the_pause_between_requests_to_a_host(
     slot = made.slot(H)
     if crawl_delay is not None:
         body = f"User-agent: *\nCrawl-delay: {crawl_delay}\n"
-        slot.robots = robots_from_record(SiteRecord(H, "handled", 200, body, 0.0))
+        slot.robots = robots_from_record(SiteRecord(H, RobotsState.HANDLED, 200, body, 0.0))
     assert made.spacing(slot) == pytest.approx(spacing)
 
 
