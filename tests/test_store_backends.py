@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-import linkpatrol.store.sql as sql_store
+import linkpatrol.store.frontier as frontier
 import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, RobotsState, State, StoreError
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
@@ -303,7 +303,7 @@ def test_a_url_linked_again_batches_later_is_not_looked_up_again(
     # generations), so a link to one is not looked up in the memory again. Here it
     # remembers 4: a URL linked in one batch, not in the next (which brings 5 new ones),
     # and again in the third is still known then.
-    monkeypatch.setattr(sql_store, "SEEN_KEPT", 4)
+    monkeypatch.setattr(frontier, "SEEN_KEPT", 4)
     store = open_store(db, crawl=True)
     info = store.begin_pass([f"{H}/"], T0)
     store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)

@@ -1,0 +1,252 @@
+"""What became of the URLs a crawl claimed: verdicts, links, history, and what a pass keeps
+besides (its counts, the prefixes its site grew by, robots.txt, plugins' fields)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from linkpatrol.model import REASONS, STATES, RobotsState, State
+from linkpatrol.rules import standing
+from linkpatrol.store import Discovered, Outcome, SiteRecord
+from linkpatrol.store.frontier import FrontierPart
+
+# the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
+# http_status, error, reason, content_type; links_unchanged (then base_url is kept), base_url,
+# redirect_to; last_modified, etag, last_checked, last_good, failing_since; done_pass,
+# links_pass, links_at, response_ms, anchors
+_OUTCOME_KINDS = (
+    *("text", "text", "int", "text", "text", "text"),
+    *("bool", "text", "text"),
+    *("text", "text", "real", "real", "real"),
+    *("int", "int", "real", "real", "text"),
+)
+_LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
+_HISTORY_COLUMNS = (
+    ("url_id", "int"),
+    ("at", "real"),
+    ("pass_id", "int"),
+    ("state", "text"),
+    ("http_status", "int"),
+    ("error", "text"),
+    ("reason", "text"),
+)
+
+
+class OutcomesPart(FrontierPart):
+    """What a crawl writes of its outcomes, in :class:`~linkpatrol.store.sql.SqlStore`."""
+
+    def complete(
+        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+    ) -> set[str]:
+        """Write a batch of outcomes, their links and what they discover, in one transaction;
+        the origins of the URLs it queued."""
+        d = self.dialect
+        origins: set[str] = set()
+        with self._learning() as s:
+            targets: dict[str, tuple[Discovered, int | None]] = {}
+            for outcome in outcomes:
+                for found in outcome.links or ():
+                    url = found.url
+                    if url not in targets:
+                        targets[url] = (found, outcome.url_id)
+            ids = self._discover(s, pass_id, targets, now, origins) if targets else {}
+
+            previous: dict[int, tuple[Any, ...]] = {}
+            outcome_ids = [o.url_id for o in outcomes]
+            for chunk in d.chunks(outcome_ids):
+                condition, values = d.member("id", chunk)
+                for row in s.execute(
+                    "SELECT id, state, last_good, failing_since, http_status FROM urls "
+                    f"WHERE {condition}",
+                    values,
+                ):
+                    previous[row[0]] = row
+
+            updates: list[tuple[Any, ...]] = []
+            history: list[tuple[Any, ...]] = []
+            dropped: list[int] = []
+            replaced: list[int] = []
+            new_links: list[tuple[int, int, int | None, str | None]] = []
+            requests, requested, parsed = extra_requests, 0, 0
+            for o in outcomes:
+                requests += o.requests
+                requested += o.fetched
+                parsed += o.parsed
+                if o.dropped:
+                    dropped.append(o.url_id)
+                    continue
+                _, old_state, last_good, failing_since, old_status = previous.get(
+                    o.url_id, (o.url_id, None, None, None, None)
+                )
+                reason = o.reason.value if o.reason is not None else None
+                if o.checked:
+                    last_good, failing_since, changed = standing(
+                        STATES[old_state] if old_state else None,
+                        old_status,
+                        last_good,
+                        failing_since,
+                        o.state,
+                        o.http_status,
+                        now,
+                    )
+                    if changed:
+                        history.append(
+                            (o.url_id, now, pass_id, o.state.value, o.http_status, o.error, reason)
+                        )
+                has_links = o.links is not None
+                updates.append(
+                    (
+                        o.action.value,
+                        o.state.value,
+                        o.http_status,
+                        o.error,
+                        reason,
+                        o.content_type,
+                        o.links_unchanged,
+                        o.base_url,
+                        o.redirect_to,
+                        o.last_modified,
+                        o.etag,
+                        now if o.checked else None,
+                        last_good,
+                        failing_since,
+                        pass_id,
+                        pass_id if has_links else None,
+                        now if o.good_links else None,
+                        o.response_ms,
+                        None if o.anchors is None else "\n".join(sorted(o.anchors)),
+                        o.url_id,
+                    )
+                )
+                if has_links and not o.links_unchanged:
+                    replaced.append(o.url_id)
+                    src = o.url_id
+                    new_links.extend(
+                        (src, ids[url], line, fragment)
+                        for url, line, _, _, fragment in o.links or ()
+                    )
+            if updates:
+                s.update_many(
+                    "urls",
+                    "action = ?, state = ?, http_status = ?, error = ?, reason = ?, "
+                    "content_type = ?, base_url = CASE WHEN ? THEN base_url ELSE ? END, "
+                    "redirect_to = ?, "
+                    "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
+                    "last_checked = coalesce(?, last_checked), last_good = ?, "
+                    "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
+                    "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms), "
+                    "anchors = coalesce(?, anchors)",
+                    _OUTCOME_KINDS,
+                    updates,
+                )
+            if dropped:
+                self._forget_seen()
+            for chunk in d.chunks(dropped):
+                condition, values = d.member("id", chunk)
+                s.execute(
+                    f"UPDATE urls SET seen_pass = NULL, done_pass = NULL WHERE {condition}", values
+                )
+            for chunk in d.chunks(replaced):
+                condition, values = d.member("src", chunk)
+                s.execute(f"DELETE FROM links WHERE {condition}", values)
+            if new_links:
+                s.insert_many("links", _LINK_COLUMNS, new_links)
+            if history:
+                s.insert_many("history", _HISTORY_COLUMNS, history)
+            for chunk in d.chunks(outcome_ids):
+                condition, values = d.member("url_id", chunk)
+                s.execute(f"DELETE FROM frontier WHERE {condition}", values)
+            s.execute(
+                "UPDATE passes SET requests = requests + ?, requested = requested + ?, "
+                "parsed = parsed + ?, dropped = dropped + ? WHERE id = ?",
+                (requests, requested, parsed, len(dropped), pass_id),
+            )
+        return origins
+
+    def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
+        with self._read() as s:
+            return {
+                url: (url_id, target)
+                for url_id, url, target in s.execute(
+                    "SELECT id, url, redirect_to FROM urls WHERE seen_pass = ? AND state = ? "
+                    "AND redirect_to IS NOT NULL",
+                    (pass_id, State.REDIRECT.value),
+                )
+            }
+
+    # ---- robots.txt -----------------------------------------------------------
+
+    def site(self, origin: str) -> SiteRecord | None:
+        with self._read() as s:
+            row = s.execute(
+                "SELECT origin, state, status, body, fetched_at, error, reason FROM sites "
+                "WHERE origin = ?",
+                (origin,),
+            ).fetchone()
+        if row is None:
+            return None
+        origin_, state, status, body, fetched_at, error, reason = row
+        return SiteRecord(
+            origin_, RobotsState(state), status, body, fetched_at, error, REASONS.get(reason or "")
+        )
+
+    def save_site(self, record: SiteRecord) -> None:
+        with self._tx() as s:
+            s.execute(
+                "INSERT INTO sites(origin, state, status, body, fetched_at, error, reason) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(origin) DO UPDATE SET "
+                "state = excluded.state, status = excluded.status, body = excluded.body, "
+                "fetched_at = excluded.fetched_at, error = excluded.error, "
+                "reason = excluded.reason",
+                (
+                    record.origin,
+                    record.state.value,
+                    record.status,
+                    record.body,
+                    record.fetched_at,
+                    record.error,
+                    record.reason and record.reason.value,
+                ),
+            )
+
+    def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
+        """The pass's site grew by these prefixes (a start URL redirected): keep them with
+        the pass, for every worker and every run of it; all it has grown by."""
+        with self._tx() as s:
+            row = s.execute(
+                f"SELECT sites FROM passes WHERE id = ?{self.dialect.lock_row}", (pass_id,)
+            ).fetchone()
+            known = tuple(json.loads(row[0])) if row and row[0] else ()
+            grown = tuple(dict.fromkeys((*known, *prefixes)))
+            if grown != known:
+                s.execute("UPDATE passes SET sites = ? WHERE id = ?", (json.dumps(grown), pass_id))
+        return grown
+
+    def sites(self, pass_id: int) -> tuple[str, ...]:
+        """What the pass's site has grown by so far."""
+        with self._read() as s:
+            row = s.execute("SELECT sites FROM passes WHERE id = ?", (pass_id,)).fetchone()
+        return tuple(json.loads(row[0])) if row and row[0] else ()
+
+    def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
+        """Keep the pass's figures as its report gave them: the broken links it reported
+        (missing anchors among them) and its warnings; the charts of later passes' reports
+        show them."""
+        with self._tx() as s:
+            s.execute(
+                "UPDATE passes SET broken = ?, warnings = ? WHERE id = ?",
+                (broken, warnings, pass_id),
+            )
+
+    def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        with self._tx() as s:
+            s.executemany(
+                "INSERT INTO plugin_fields(pass_id, plugin, fields) VALUES(?, ?, ?) "
+                "ON CONFLICT(pass_id, plugin) DO UPDATE SET fields = excluded.fields",
+                [
+                    (pass_id, name, json.dumps(dict(given), ensure_ascii=False))
+                    for name, given in fields.items()
+                ],
+            )

@@ -1,0 +1,251 @@
+"""What the reports read of the memory: a pass's URLs with their referrers, its links,
+verdicts, anchors and plugins' fields, the passes, and one URL's history."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from linkpatrol.model import ACTIONS, REASONS, STATES, State
+from linkpatrol.store import Change, Part, PassInfo, Referrer, UrlRecord
+from linkpatrol.store.crew import PASS_COLUMNS, CrewPart, pass_from_row
+from linkpatrol.store.schema import NOT_WITHIN
+
+_URL_COLUMNS = (
+    "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
+    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen, reason"
+)
+
+
+def _in_part(column: str, part: Part | None) -> str:
+    """The condition that an id (a URL's) is of the part; TRUE for all of them."""
+    if part is None:
+        return "TRUE"
+    return f"{column} % {int(part.parts)} = {int(part.remainder)}"
+
+
+def _referrer(page: str, line: int | None) -> Referrer:
+    """Made as tuples are: the named tuple's constructor is Python code, and a big site's
+    report has millions."""
+    return tuple.__new__(Referrer, (page, line))
+
+
+def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
+    """A row of ``_URL_COLUMNS`` as a record."""
+    return UrlRecord(
+        id=row[0],
+        url=row[1],
+        action=ACTIONS[row[2]],
+        state=STATES[row[3]] if row[3] else State.UNCHECKED,
+        http_status=row[4],
+        error=row[5],
+        content_type=row[6],
+        base_url=row[7],
+        redirect_to=row[8],
+        last_checked=row[9],
+        last_good=row[10],
+        failing_since=row[11],
+        referrers=referrers,
+        last_modified=row[12],
+        response_ms=row[13],
+        first_seen=row[14],
+        reason=REASONS[row[15]] if row[15] else None,
+    )
+
+
+class QueriesPart(CrewPart):
+    """The reports' reads, in :class:`~linkpatrol.store.sql.SqlStore`."""
+
+    def latest_pass(self) -> PassInfo | None:
+        with self._read() as s:
+            row = s.execute(f"SELECT {PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT 1")
+            found = row.fetchone()
+        return pass_from_row(found) if found else None
+
+    def pass_urls(
+        self, pass_id: int, with_referrers: bool = True, part: Part | None = None
+    ) -> Iterator[UrlRecord]:
+        """Every URL of the pass (or of one part), in discovery order, with the pages (and
+        lines) linking to it."""
+        with self._read() as s:
+            pages: dict[int, str] = {}
+            ref_rows: Iterator[Any] = iter(())
+            if with_referrers:
+                # the referring pages by id, read once: a link's row names its page by id,
+                # not by a copy of its URL for each of its links
+                pages = dict(
+                    s.execute(
+                        "SELECT id, url FROM urls WHERE links_pass = ? AND seen_pass = ?",
+                        (pass_id, pass_id),
+                    )
+                )
+                ref_rows = s.stream(
+                    self._referrer_query(_in_part("l.dst", part), "s.id"), (pass_id, pass_id)
+                )
+            url_rows = s.stream(
+                f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? AND {_in_part('id', part)} "
+                "ORDER BY id",
+                (pass_id,),
+            )
+            pending_ref = next(ref_rows, None)
+            for row in url_rows:
+                referrers: list[Referrer] = []
+                while pending_ref is not None and pending_ref[0] <= row[0]:
+                    if pending_ref[0] == row[0]:
+                        referrers.append(_referrer(pages[pending_ref[1]], pending_ref[2]))
+                    pending_ref = next(ref_rows, None)
+                yield _url_record(row, referrers)
+
+    def _referrer_query(self, condition: str, page: str = "s.url", few: bool = False) -> str:
+        """(target id, referring page (its URL, or ``page``), line) of the pass's links, by
+        target, page and line; ``few``: of a few targets, found by target, not by page."""
+        d = self.dialect
+        pages = d.unindexed if few else ""
+        return (
+            f"SELECT l.dst, {page}, l.line FROM links l JOIN urls s ON s.id = l.src "
+            f"WHERE {pages}s.links_pass = ? AND {pages}s.seen_pass = ? AND {NOT_WITHIN} "
+            f"AND {condition} ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
+        )
+
+    def referrers(self, pass_id: int, url_ids: Sequence[int]) -> dict[int, list[Referrer]]:
+        found: dict[int, list[Referrer]] = {}
+        pages: dict[str, str] = {}
+        with self._read() as s:
+            for chunk in self.dialect.chunks(list(url_ids)):
+                condition, values = self.dialect.member("l.dst", chunk)
+                for dst, page, line in s.execute(
+                    self._referrer_query(condition, few=True), (pass_id, pass_id, *values)
+                ):
+                    found.setdefault(dst, []).append(_referrer(pages.setdefault(page, page), line))
+        return found
+
+    def outlinks(
+        self, pass_id: int, part: Part | None = None
+    ) -> Iterator[tuple[str, list[Referrer]]]:
+        current: str | None = None
+        targets: list[Referrer] = []
+        with self._read() as s:
+            for src, dst, line in s.stream(
+                "SELECT s.url, d.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+                "JOIN urls d ON d.id = l.dst WHERE s.links_pass = ? AND s.seen_pass = ? "
+                f"AND {NOT_WITHIN} AND {_in_part('s.id', part)} "
+                f"ORDER BY s.id, l.{self.dialect.link_order}",
+                (pass_id, pass_id),
+            ):
+                if src != current:
+                    if current is not None:
+                        yield current, targets
+                    current, targets = src, []
+                targets.append(_referrer(dst, line))
+        if current is not None:
+            yield current, targets
+
+    def plugin_fields(self, pass_id: int) -> dict[str, dict[str, Any]]:
+        with self._read() as s:
+            return {
+                name: json.loads(text)
+                for name, text in s.execute(
+                    "SELECT plugin, fields FROM plugin_fields WHERE pass_id = ? "
+                    f"ORDER BY plugin{self.dialect.binary_text}",
+                    (pass_id,),
+                )
+            }
+
+    # ---- history and single URLs ------------------------------------------------------
+
+    def verdicts(self, pass_id: int) -> dict[State, int]:
+        with self._read() as s:
+            return {
+                STATES[state]: count
+                for state, count in s.execute(
+                    "SELECT state, count(*) FROM urls WHERE seen_pass = ? AND done_pass = ? "
+                    "GROUP BY state",
+                    (pass_id, pass_id),
+                )
+                if state
+            }
+
+    def fragment_links(
+        self, pass_id: int
+    ) -> Iterator[tuple[str, int | None, str, str, frozenset[str]]]:
+        d = self.dialect
+        with self._read() as s:
+            for src, line, dst, fragment, anchors in s.stream(
+                "SELECT s.url, l.line, d.url, l.fragment, d.anchors FROM links l "
+                "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
+                "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
+                "AND d.seen_pass = ? AND d.anchors IS NOT NULL "
+                f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
+                (pass_id, pass_id, pass_id),
+            ):
+                yield src, line, dst, fragment, frozenset(filter(None, anchors.split("\n")))
+
+    def passes(self, limit: int) -> list[PassInfo]:
+        with self._read() as s:
+            rows = s.execute(
+                f"SELECT {PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [pass_from_row(row) for row in rows[::-1]]
+
+    def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:
+        found: dict[int, list[Change]] = {}
+        d = self.dialect
+        with self._read() as s:
+            for chunk in d.chunks(list(url_ids)):
+                condition, values = d.member("url_id", chunk)
+                for url_id, at, pass_id, state, status, error, reason in s.execute(
+                    "SELECT url_id, at, pass_id, state, http_status, error, reason FROM history "
+                    f"WHERE {condition} ORDER BY url_id, at",
+                    values,
+                ):
+                    found.setdefault(url_id, []).append(
+                        Change(at, pass_id, STATES[state], status, error, REASONS.get(reason or ""))
+                    )
+        return found
+
+    def find_urls(self, text: str, limit: int, offset: int = 0) -> list[UrlRecord]:
+        pattern = (
+            "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        )
+        with self._read() as s:
+            rows = s.execute(
+                f"SELECT {_URL_COLUMNS} FROM urls WHERE lower(url) LIKE ? ESCAPE '\\' "
+                "ORDER BY id LIMIT ? OFFSET ?",
+                (pattern, limit, offset),
+            ).fetchall()
+        return [_url_record(row, []) for row in rows]
+
+    def url_record(self, url: str) -> UrlRecord | None:
+        d = self.dialect
+        condition, values = d.member_url([url])
+        with self._read() as s:
+            row = s.execute(f"SELECT {_URL_COLUMNS}, seen_pass FROM urls WHERE {condition}", values)
+            found = row.fetchone()
+            if found is None:
+                return None
+            referrers = [
+                _referrer(page, line)
+                for page, line in s.execute(
+                    "SELECT s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
+                    "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
+                    f"AND {NOT_WITHIN} "
+                    f"ORDER BY s.url{d.binary_text}, l.line{d.nulls_first}",
+                    (found[0], found[-1]),
+                )
+            ]
+        return _url_record(found, referrers)
+
+    def links_from(self, url: str) -> list[Referrer]:
+        d = self.dialect
+        condition, values = d.member_url([url])
+        with self._read() as s:
+            return [
+                _referrer(target, line)
+                for target, line in s.execute(
+                    "SELECT d.url, l.line FROM links l JOIN urls d ON d.id = l.dst "
+                    f"WHERE l.src = (SELECT id FROM urls WHERE {condition}) AND {NOT_WITHIN} "
+                    f"ORDER BY l.{d.link_order}",
+                    values,
+                )
+            ]
