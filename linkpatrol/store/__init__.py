@@ -1,8 +1,10 @@
-"""The memory: one narrow interface, implemented over SQLite and PostgreSQL.
+"""The memory: a narrow interface in two halves, implemented over SQLite and PostgreSQL.
 
-The crawl engine talks to the store only through :class:`Store`; everything it
-remembers across runs (URLs, verdicts, links with lines, passes, robots.txt) lives
-behind it, and every call that changes something is one transaction.
+The crawl engine talks to the store only through :class:`CrawlMemory`, what a crawl
+writes; the reports, the status and the dashboard through :class:`ReadMemory`, what a
+reader reads; a :class:`Store` is both. Everything remembered across runs (URLs,
+verdicts, links with lines, passes, robots.txt) lives behind them, and every call that
+changes something is one transaction.
 """
 
 from __future__ import annotations
@@ -214,10 +216,9 @@ class Part(NamedTuple):
     parts: int
 
 
-class Store(Protocol):
-    """What the crawl engine and the reports need from the memory."""
-
-    location: str
+class CrawlMemory(Protocol):
+    """What a crawl writes to the memory, and the little it reads back to go on: its pass,
+    the frontier and its leases, outcomes, robots.txt, its crew."""
 
     def begin_pass(
         self,
@@ -289,13 +290,21 @@ class Store(Protocol):
         thread)."""
         ...
 
-    def workers(self) -> list[WorkerInfo]:
-        """The crawlers at work now, the oldest first."""
-        ...
-
     def site(self, origin: str) -> SiteRecord | None: ...
 
     def save_site(self, record: SiteRecord) -> None: ...
+
+    def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        """Keep what plugins add to a pass's report (JSON-able), replacing what each
+        of them added before."""
+        ...
+
+
+class ReadMemory(Protocol):
+    """What a reader reads of the memory: the reports, the status, a URL's history, the
+    dashboard."""
+
+    location: str
 
     def latest_pass(self) -> PassInfo | None: ...
 
@@ -344,16 +353,21 @@ class Store(Protocol):
         """The links the page at ``url`` held when last parsed, in page order."""
         ...
 
-    def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
-        """Keep what plugins add to a pass's report (JSON-able), replacing what each
-        of them added before."""
-        ...
-
     def plugin_fields(self, pass_id: int) -> dict[str, dict[str, Any]]:
         """What plugins added to the pass's report, by plugin name, in name order."""
         ...
 
+    def workers(self) -> list[WorkerInfo]:
+        """The crawlers at work now, the oldest first."""
+        ...
+
+    def pending(self, pass_id: int) -> int: ...
+
     def close(self) -> None: ...
+
+
+class Store(CrawlMemory, ReadMemory, Protocol):
+    """The whole memory: what a crawl writes and what a reader reads."""
 
 
 def open_store(location: str, *, crawl: bool, outage_wait: float = 60.0) -> Store:
@@ -379,10 +393,12 @@ def open_store(location: str, *, crawl: bool, outage_wait: float = 60.0) -> Stor
 
 __all__ = [
     "Change",
+    "CrawlMemory",
     "Discovered",
     "Outcome",
     "PassInfo",
     "PassLimits",
+    "ReadMemory",
     "Referrer",
     "SiteRecord",
     "SlotUsage",
