@@ -28,7 +28,7 @@ from linkpatrol.rules import (
 )
 from linkpatrol.scheduler import Scheduler
 from linkpatrol.spider import Spider
-from linkpatrol.store import PassInfo, PassLimits, SiteRecord, Store, Task
+from linkpatrol.store import CrawlMemory, PassInfo, PassLimits, SiteRecord, Task
 from linkpatrol.urls import BadURL
 
 T = TypeVar("T")
@@ -63,7 +63,7 @@ class Crawl:
     def __init__(
         self,
         settings: SiteSettings,
-        store: Store,
+        store: CrawlMemory,
         observer: Observer | None = None,
         fetcher: Fetcher | None = None,
     ):

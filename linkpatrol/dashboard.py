@@ -30,7 +30,7 @@ from linkpatrol.report.history import load_history
 from linkpatrol.report.html import link, report_sections, script, stylesheet, text
 from linkpatrol.report.status import PassStatus, pass_status, status_dict
 from linkpatrol.report.text import status_line
-from linkpatrol.store import Store, open_store
+from linkpatrol.store import ReadMemory, open_store
 
 SEARCH_PAGE = 100  # URLs per page of search results
 
@@ -52,11 +52,11 @@ T = TypeVar("T")
 class Memory:
     """The store, read from worker threads one query at a time so pages never block the app."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ReadMemory) -> None:
         self.store = store
         self._lock = threading.Lock()
 
-    async def read(self, query: Callable[[Store], T]) -> T:
+    async def read(self, query: Callable[[ReadMemory], T]) -> T:
         def locked() -> T:
             with self._lock:
                 return query(self.store)
@@ -132,7 +132,7 @@ URLs done, <span data-field="pending">{data["pending"]}</span> waiting;
 async def index(request: web.Request) -> web.Response:
     memory = request.app[_MEMORY]
 
-    def read(store: Store) -> tuple[PassStatus, str]:
+    def read(store: ReadMemory) -> tuple[PassStatus, str]:
         status = pass_status(store)
         return status, report_sections(build_report(store, status.info))
 
@@ -249,7 +249,7 @@ async def _security_headers(
     return response
 
 
-def make_app(store: Store) -> web.Application:
+def make_app(store: ReadMemory) -> web.Application:
     app = web.Application(middlewares=[_security_headers])
     app[_MEMORY] = Memory(store)
     app.router.add_get("/", index)
@@ -267,7 +267,7 @@ def make_app(store: Store) -> web.Application:
     return app
 
 
-async def serve(store: Store, host: str, port: int, ready: Callable[[str], Any]) -> None:
+async def serve(store: ReadMemory, host: str, port: int, ready: Callable[[str], Any]) -> None:
     """Serve until cancelled; ``ready`` gets the address once the app listens."""
     runner = web.AppRunner(make_app(store), access_log=None)
     await runner.setup()

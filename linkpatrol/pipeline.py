@@ -15,7 +15,7 @@ from typing import Any
 from linkpatrol.model import Action, Reason, State
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.policy import Policy
-from linkpatrol.store import Discovered, Outcome, Store, Task
+from linkpatrol.store import CrawlMemory, Discovered, Outcome, Task
 
 StoreCall = Callable[..., Awaitable[Any]]  # runs a store method on the store's own thread
 
@@ -25,7 +25,7 @@ class Pipeline:
 
     def __init__(
         self,
-        store: Store,
+        store: CrawlMemory,
         call: StoreCall,
         policy: Policy,
         observer: Observer,

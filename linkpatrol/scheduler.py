@@ -17,7 +17,7 @@ from linkpatrol.model import Action, ConfigError, Reason, State
 from linkpatrol.pipeline import Pipeline, StoreCall
 from linkpatrol.policy import Policy
 from linkpatrol.rules import Admission, RuleOptions, admit
-from linkpatrol.store import Outcome, Store, Task
+from linkpatrol.store import CrawlMemory, Outcome, Task
 
 LEASE_SECONDS = 600.0
 # claimed URLs held in memory: enough that one claim feeds many requests, few enough
@@ -32,7 +32,7 @@ class Scheduler:
 
     def __init__(
         self,
-        store: Store,
+        store: CrawlMemory,
         call: StoreCall,
         policy: Policy,
         rules: RuleOptions,

@@ -15,7 +15,7 @@ from linkpatrol import __version__
 from linkpatrol.model import Action, FailOn, Reason, ReportOptions, State, StoreError
 from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable
-from linkpatrol.store import Change, Part, PassInfo, Referrer, SlotUsage, Store, UrlRecord
+from linkpatrol.store import Change, Part, PassInfo, ReadMemory, Referrer, SlotUsage, UrlRecord
 
 if TYPE_CHECKING:
     from linkpatrol.report.json import Sharing
@@ -143,7 +143,7 @@ class StoredEntries:
 
     def __init__(
         self,
-        store: Store,
+        store: ReadMemory,
         pass_id: int,
         *,
         report_after: float,
@@ -212,7 +212,7 @@ class PartJob(NamedTuple):
     history: dict[int, tuple[list[Change], bool]]
     part: Part
 
-    def entries(self, store: Store) -> StoredEntries:
+    def entries(self, store: ReadMemory) -> StoredEntries:
         return StoredEntries(
             store,
             self.pass_id,
@@ -405,7 +405,7 @@ def anchor_found(fragment: str, anchors: frozenset[str]) -> bool:
     return decoded in anchors or decoded.lower() == "top"
 
 
-def missing_anchors(store: Store, pass_id: int) -> list[Entry]:
+def missing_anchors(store: ReadMemory, pass_id: int) -> list[Entry]:
     """One broken entry per ``page#fragment`` linked in the pass that the page lacks; the
     page's own details (action, content type, when checked) are left for the caller."""
     found: dict[str, Entry] = {}
@@ -435,7 +435,7 @@ def missing_anchors(store: Store, pass_id: int) -> list[Entry]:
 
 
 def build_report(
-    store: Store, pass_info: PassInfo | None = None, options: ReportOptions | None = None
+    store: ReadMemory, pass_info: PassInfo | None = None, options: ReportOptions | None = None
 ) -> Report:
     """The report of one pass (by default the latest) read from the memory alone, with
     ``options`` (by default those kept with the pass: the report as it was checked).

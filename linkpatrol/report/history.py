@@ -10,7 +10,7 @@ from linkpatrol.model import StoreError
 from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, entry_of, iso, moment
 from linkpatrol.report.json import change_dict
 from linkpatrol.report.text import clean, status_line
-from linkpatrol.store import Change, Store, UrlRecord
+from linkpatrol.store import Change, ReadMemory, UrlRecord
 from linkpatrol.urls import BadURL, canonical
 
 
@@ -28,7 +28,7 @@ class UrlHistory:
         return entry
 
 
-def load_history(store: Store, url: str) -> UrlHistory:
+def load_history(store: ReadMemory, url: str) -> UrlHistory:
     """The history of ``url`` (any spelling of it); StoreError when the memory never saw it."""
     try:
         key = canonical(url)

@@ -8,7 +8,7 @@ from typing import Any
 
 from linkpatrol.model import State, StoreError
 from linkpatrol.report import iso
-from linkpatrol.store import PassInfo, Store, WorkerInfo
+from linkpatrol.store import PassInfo, ReadMemory, WorkerInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class PassStatus:
         return "running (or cut off)"
 
 
-def pass_status(store: Store) -> PassStatus:
+def pass_status(store: ReadMemory) -> PassStatus:
     info = store.latest_pass()
     if info is None:
         raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
