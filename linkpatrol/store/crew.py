@@ -82,6 +82,8 @@ class CrewPart(OutcomesPart):
         self._enlisted = False  # this store is a crawler's, which has begun a pass
         self._crew_pass: int | None = None  # the pass it crawls
 
+    # ---- passes ---------------------------------------------------------------------
+
     def _pass(self, pass_id: int, resumed: bool = False) -> PassInfo:
         with self._read() as s:
             row = s.execute(f"SELECT {PASS_COLUMNS} FROM passes WHERE id = ?", (pass_id,))
