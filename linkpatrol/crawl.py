@@ -18,7 +18,7 @@ from linkpatrol.config import SiteSettings, report_options, rule_options
 from linkpatrol.curlfetch import make_fetcher
 from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
-from linkpatrol.model import ConfigError
+from linkpatrol.model import ConfigError, Task
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.parsepool import ParsePool
 from linkpatrol.pipeline import Pipeline
@@ -28,7 +28,7 @@ from linkpatrol.rules import (
 )
 from linkpatrol.scheduler import Scheduler
 from linkpatrol.spider import Spider
-from linkpatrol.store import CrawlMemory, PassInfo, PassLimits, SiteRecord, Task
+from linkpatrol.store import CrawlMemory, PassInfo, PassLimits, SiteRecord
 from linkpatrol.urls import BadURL
 
 T = TypeVar("T")

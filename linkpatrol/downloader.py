@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable, Iterator, Sized
 from dataclasses import dataclass, field
 
 from linkpatrol.fetch import Fetcher
-from linkpatrol.model import Reason
+from linkpatrol.model import Outcome, Reason, Task
 from linkpatrol.observer import Observer
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
 from linkpatrol.rules import RuleOptions, get_after_head, plan, request_headers, robots_verdict
-from linkpatrol.store import Outcome, SiteRecord, SlotUsage, Task
+from linkpatrol.store import SiteRecord, SlotUsage
 from linkpatrol.transport import Response
 from linkpatrol.urls import is_http
 

@@ -6,7 +6,7 @@ import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 HTTP_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header or cookie name, a MIME type
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -64,6 +64,78 @@ class Reason(enum.StrEnum):
 ACTIONS: dict[str, Action] = {a.value: a for a in Action}
 STATES: dict[str, State] = {s.value: s for s in State}
 REASONS: dict[str, Reason] = {r.value: r for r in Reason}
+
+
+# ---- what flows through a crawl ------------------------------------------------------
+
+
+class Referrer(NamedTuple):
+    """A page that links, and the line the link is on: a tuple, as a big site has millions."""
+
+    url: str
+    line: int | None
+
+
+class Discovered(NamedTuple):
+    """A link found on a page (or a redirect target): where it points and on which line.
+
+    A tuple: a crawl makes one for every link of every page."""
+
+    url: str
+    line: int | None
+    action: Action
+    invalid: str | None = None
+    fragment: str | None = None  # the link's #fragment, as written (without the '#')
+
+
+@dataclass(slots=True)
+class Task:
+    """A URL due in this pass, with what the memory knows of it from earlier passes.
+
+    Not frozen, as no code changes one: a frozen class's constructor sets each field through
+    ``object.__setattr__``, three times as slow, and a crawl makes one per URL."""
+
+    url_id: int
+    url: str
+    origin: str
+    action: Action
+    state: State | None
+    http_status: int | None
+    error: str | None
+    content_type: str | None
+    last_checked: float | None
+    last_good: float | None
+    links_at: float | None
+    etag: str | None
+    last_modified: str | None
+    referrer: str | None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one task; the store writes it, with the links it carries, atomically."""
+
+    url_id: int
+    action: Action
+    state: State
+    http_status: int | None = None
+    error: str | None = None
+    content_type: str | None = None
+    base_url: str | None = None
+    redirect_to: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    requests: int = 0
+    fetched: bool = False
+    parsed: bool = False
+    checked: bool = True
+    links: list[Discovered] | None = None
+    links_unchanged: bool = False
+    dropped: bool = False
+    good_links: bool = False
+    response_ms: float | None = None  # how long the last request took, body included
+    anchors: frozenset[str] | None = None  # ids and <a name>s of a page just parsed
+    reason: Reason | None = None  # why it has its verdict (None when good)
 
 
 class ExitCode(enum.IntEnum):

@@ -29,9 +29,8 @@ from typing import Any
 from linkpatrol.config import SiteSettings
 from linkpatrol.extract import HTML_SPACE, Page, extract_html
 from linkpatrol.loops import unwatch, watch
-from linkpatrol.model import MARKDOWN_TYPES, Action, LinkpatrolError
+from linkpatrol.model import MARKDOWN_TYPES, Action, Discovered, LinkpatrolError
 from linkpatrol.policy import Policy
-from linkpatrol.store import Discovered
 from linkpatrol.urls import BadURL, remove_dot_segments
 
 # decided links remembered per worker, about 240 bytes each: 40,000 keep the navigation

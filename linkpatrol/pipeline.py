@@ -12,10 +12,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from linkpatrol.model import Action, Reason, State
+from linkpatrol.model import Action, Discovered, Outcome, Reason, State, Task
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.policy import Policy
-from linkpatrol.store import CrawlMemory, Discovered, Outcome, Task
+from linkpatrol.store import CrawlMemory
 
 StoreCall = Callable[..., Awaitable[Any]]  # runs a store method on the store's own thread
 

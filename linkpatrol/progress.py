@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from typing import IO, TextIO
 
 from linkpatrol.config import SiteSettings
+from linkpatrol.model import Outcome
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.report.text import clean
-from linkpatrol.store import Outcome, PassInfo
+from linkpatrol.store import PassInfo
 
 
 def _stamp() -> str:

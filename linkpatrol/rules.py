@@ -13,8 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from linkpatrol.model import Action, AnchorMode, Reason, State
-from linkpatrol.store import Task
+from linkpatrol.model import Action, AnchorMode, Reason, State, Task
 from linkpatrol.urls import scheme
 
 MAX_REDIRECT_HOPS = 10

@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable
 
 from linkpatrol.downloader import Downloader, Slot
-from linkpatrol.model import Action, ConfigError, Reason, State
+from linkpatrol.model import Action, ConfigError, Outcome, Reason, State, Task
 from linkpatrol.pipeline import Pipeline, StoreCall
 from linkpatrol.policy import Policy
 from linkpatrol.rules import Admission, RuleOptions, admit
-from linkpatrol.store import CrawlMemory, Outcome, Task
+from linkpatrol.store import CrawlMemory
 
 LEASE_SECONDS = 600.0
 # claimed URLs held in memory: enough that one claim feeds many requests, few enough

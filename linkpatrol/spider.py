@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from linkpatrol.model import Action, Reason, State
+from linkpatrol.model import Action, Discovered, Outcome, Reason, State, Task
 from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.pipeline import Pipeline
@@ -26,7 +26,6 @@ from linkpatrol.rules import (
     redirect_failures,
     unchanged_status,
 )
-from linkpatrol.store import Discovered, Outcome, Task
 from linkpatrol.transport import Response
 from linkpatrol.urls import BadURL
 

@@ -13,11 +13,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from linkpatrol.model import ConfigError
+from linkpatrol.model import ConfigError, Outcome
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.plugins import GROUP, Plugin, Verdict
 from linkpatrol.report import Report
-from linkpatrol.store import Outcome, PassInfo, Store
+from linkpatrol.store import PassInfo, Store
 
 MAX_FIELDS_BYTES = 1_000_000  # the JSON of one plugin's report fields
 DISABLED = "disabled"  # the report field of a plugin that failed: what happened

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from linkpatrol import __version__
-from linkpatrol.model import Action, FailOn, Reason, ReportOptions, State, StoreError
+from linkpatrol.model import Action, FailOn, Reason, Referrer, ReportOptions, State, StoreError
 from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable
-from linkpatrol.store import Change, Part, PassInfo, ReadMemory, Referrer, SlotUsage, UrlRecord
+from linkpatrol.store import Change, Part, PassInfo, ReadMemory, SlotUsage, UrlRecord
 
 if TYPE_CHECKING:
     from linkpatrol.report.json import Sharing

@@ -13,7 +13,18 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from linkpatrol.model import Action, Reason, ReportOptions, RobotsState, State, StoreError
+from linkpatrol.model import (
+    Action,
+    Discovered,
+    Outcome,
+    Reason,
+    Referrer,
+    ReportOptions,
+    RobotsState,
+    State,
+    StoreError,
+    Task,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,75 +84,6 @@ class PassLimits:
 
     max_urls: int = 0
     max_similar: int = 0
-
-
-class Referrer(NamedTuple):
-    """A page that links, and the line the link is on: a tuple, as a big site has millions."""
-
-    url: str
-    line: int | None
-
-
-class Discovered(NamedTuple):
-    """A link found on a page (or a redirect target): where it points and on which line.
-
-    A tuple: a crawl makes one for every link of every page."""
-
-    url: str
-    line: int | None
-    action: Action
-    invalid: str | None = None
-    fragment: str | None = None  # the link's #fragment, as written (without the '#')
-
-
-@dataclass(slots=True)
-class Task:
-    """A URL due in this pass, with what the memory knows of it from earlier passes.
-
-    Not frozen, as no code changes one: a frozen class's constructor sets each field through
-    ``object.__setattr__``, three times as slow, and a crawl makes one per URL."""
-
-    url_id: int
-    url: str
-    origin: str
-    action: Action
-    state: State | None
-    http_status: int | None
-    error: str | None
-    content_type: str | None
-    last_checked: float | None
-    last_good: float | None
-    links_at: float | None
-    etag: str | None
-    last_modified: str | None
-    referrer: str | None
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What became of one task; the store writes it, with the links it carries, atomically."""
-
-    url_id: int
-    action: Action
-    state: State
-    http_status: int | None = None
-    error: str | None = None
-    content_type: str | None = None
-    base_url: str | None = None
-    redirect_to: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    requests: int = 0
-    fetched: bool = False
-    parsed: bool = False
-    checked: bool = True
-    links: list[Discovered] | None = None
-    links_unchanged: bool = False
-    dropped: bool = False
-    good_links: bool = False
-    response_ms: float | None = None  # how long the last request took, body included
-    anchors: frozenset[str] | None = None  # ids and <a name>s of a page just parsed
-    reason: Reason | None = None  # why it has its verdict (None when good)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,17 +158,10 @@ class Part(NamedTuple):
     parts: int
 
 
-class CrawlMemory(Protocol):
-    """What a crawl writes to the memory, and the little it reads back to go on: its pass,
-    the frontier and its leases, outcomes, robots.txt, its crew."""
-
-    def begin_pass(
-        self,
-        start_urls: Sequence[str],
-        now: float,
-        limits: PassLimits | None = None,
-        options: ReportOptions | None = None,
-    ) -> PassInfo: ...
+class Frontier(Protocol):
+    """The URLs due in a pass, as the memory holds them for every worker: seeded with the
+    start URLs, claimed under a lease, released, counted; a worker's heartbeat keeps its
+    leases and gives it its share of each host."""
 
     def seed(self, pass_id: int, urls: Sequence[tuple[str, Action]], now: float) -> None: ...
 
@@ -238,6 +173,28 @@ class CrawlMemory(Protocol):
         exclude_origins: Collection[str],
         lease_seconds: float,
     ) -> list[Task]: ...
+
+    def release(self, pass_id: int, url_ids: Sequence[int]) -> None: ...
+
+    def pending(self, pass_id: int) -> int: ...
+
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+        """Say this crawler lives; how many requests it may have in flight to one host, and
+        how many crawlers are at work (itself included)."""
+        ...
+
+
+class CrawlMemory(Frontier, Protocol):
+    """What a crawl writes to the memory, and the little it reads back to go on: its pass,
+    the frontier and its leases, outcomes, robots.txt, its crew."""
+
+    def begin_pass(
+        self,
+        start_urls: Sequence[str],
+        now: float,
+        limits: PassLimits | None = None,
+        options: ReportOptions | None = None,
+    ) -> PassInfo: ...
 
     def links_of(
         self, url_ids: Sequence[int], unseen_in: int | None = None
@@ -251,10 +208,6 @@ class CrawlMemory(Protocol):
     ) -> set[str]:
         """Write a batch of outcomes; the origins of the URLs it queued."""
         ...
-
-    def release(self, pass_id: int, url_ids: Sequence[int]) -> None: ...
-
-    def pending(self, pass_id: int) -> int: ...
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]: ...
 
@@ -278,11 +231,6 @@ class CrawlMemory(Protocol):
 
     def sites(self, pass_id: int) -> tuple[str, ...]:
         """The prefixes the pass's site has grown by so far."""
-        ...
-
-    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
-        """Say this crawler lives; how many requests it may have in flight to one host, and
-        how many crawlers are at work (itself included)."""
         ...
 
     def stop_waiting(self) -> None:
@@ -395,6 +343,7 @@ __all__ = [
     "Change",
     "CrawlMemory",
     "Discovered",
+    "Frontier",
     "Outcome",
     "PassInfo",
     "PassLimits",
