@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import Action, ConfigError
+from linkpatrol.rules import default_action, trap
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, path_depth
 
 
@@ -197,21 +198,11 @@ class Policy:
         return self.default_action(url)
 
     def default_action(self, url: str) -> Action:
-        if url.startswith("file:"):  # read only under the local root, never for a web page
-            if self.mount is None or self.mount.path_of(url) is None:
-                return Action.RECORD
-            return Action.PARSE if self.in_site(url) else Action.CHECK
-        if not is_http(url) or has_userinfo(url) or self.settings.offline:
-            return Action.RECORD
-        return Action.PARSE if self.in_site(url) else Action.CHECK
+        mount = self.mount
+        local = url.startswith("file:") and mount is not None and mount.path_of(url) is not None
+        return default_action(url, self.site_prefixes, local, self.settings.offline)
 
     def limit_reason(self, url: str) -> str | None:
         """Why a URL is not requested although its action says so (a crawler-trap guard)."""
-        if has_userinfo(url):
-            return "not requested: URL carries a user name or password"
         web = self.mount.to_web(url) if self.mount is not None else None
-        depth = path_depth(web or url)
-        if depth > self.settings.max_depth:
-            limit = self.settings.max_depth
-            return f"not requested: {depth} path segments, over --max-depth {limit}"
-        return None
+        return trap(has_userinfo(url), path_depth(web or url), self.settings.max_depth)

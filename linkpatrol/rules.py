@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from linkpatrol.model import Action, AnchorMode, Reason, State, Task
-from linkpatrol.urls import scheme
+from linkpatrol.urls import has_userinfo, is_http, scheme
 
 MAX_REDIRECT_HOPS = 10
 # answers that mean "this server refuses robots" rather than "this link is gone"
@@ -44,6 +44,34 @@ class Verdict(NamedTuple):
     state: State
     reason: Reason | None = None
     error: str | None = None
+
+
+# ---- a URL's action, and the guards against crawler traps --------------------------------
+
+
+def default_action(url: str, site: tuple[str, ...], local: bool, offline: bool) -> Action:
+    """The action of a URL that no hook or ``[[rule]]`` decided: the site's pages (under
+    one of the ``site`` prefixes) are parsed, other web URLs checked, anything else only
+    recorded. A ``file:`` URL is read only when ``local`` (under the checked folder), never
+    for a web page; a URL with a user name or password, or any with ``--offline``, is
+    recorded."""
+    if url.startswith("file:"):
+        if not local:
+            return Action.RECORD
+        return Action.PARSE if url.startswith(site) else Action.CHECK
+    if not is_http(url) or has_userinfo(url) or offline:
+        return Action.RECORD
+    return Action.PARSE if url.startswith(site) else Action.CHECK
+
+
+def trap(userinfo: bool, depth: int, max_depth: int) -> str | None:
+    """Why a URL is not requested although its action says so: it carries a user name or
+    password, or has more path segments than --max-depth (a crawler trap's mark)."""
+    if userinfo:
+        return "not requested: URL carries a user name or password"
+    if depth > max_depth:
+        return f"not requested: {depth} path segments, over --max-depth {max_depth}"
+    return None
 
 
 # ---- admission: a URL claimed from the frontier ---------------------------------------

@@ -13,6 +13,7 @@ from linkpatrol.rules import (
     RuleOptions,
     Verdict,
     admit,
+    default_action,
     discovered,
     follows_ghost,
     get_after_head,
@@ -27,6 +28,7 @@ from linkpatrol.rules import (
     request_headers,
     robots_verdict,
     standing,
+    trap,
     unchanged_status,
     unfollowed_redirect,
 )
@@ -57,6 +59,47 @@ def task(**fields: Any) -> Task:
     )
     values.update(fields)
     return Task(**values)
+
+
+# ---- a URL's action and the crawler-trap guards ------------------------------------------
+
+SITE = ("http://h.test/docs/", "file:///d/")
+
+
+@pytest.mark.parametrize(
+    ("url", "local", "offline", "action"),
+    [
+        ("http://h.test/docs/a.html", False, False, Action.PARSE),
+        ("http://h.test/blog/", False, False, Action.CHECK),  # the same host, not the site
+        ("https://other.test/", False, False, Action.CHECK),
+        ("https://other.test/", False, True, Action.RECORD),  # --offline
+        ("http://h.test/docs/a.html", False, True, Action.RECORD),
+        ("http://bob:pw@h.test/docs/", False, False, Action.RECORD),  # credentials in it
+        ("mailto:a@h.test", False, False, Action.RECORD),
+        ("ftp://h.test/docs/x", False, False, Action.RECORD),
+        ("file:///d/a.html", True, False, Action.PARSE),
+        ("file:///d/a.html", True, True, Action.PARSE),  # local files need no network
+        ("file:///elsewhere/a.html", True, False, Action.CHECK),
+        ("file:///etc/passwd", False, False, Action.RECORD),  # not under the checked folder
+    ],
+)
+def test_default_action(url: str, local: bool, offline: bool, action: Action) -> None:
+    assert default_action(url, SITE, local, offline) is action
+
+
+@pytest.mark.parametrize(
+    ("userinfo", "depth", "max_depth", "reason"),
+    [
+        (False, 3, 20, None),
+        (False, 20, 20, None),
+        (False, 21, 20, "not requested: 21 path segments, over --max-depth 20"),
+        (True, 1, 20, "not requested: URL carries a user name or password"),
+    ],
+)
+def test_crawler_trap_guards(
+    userinfo: bool, depth: int, max_depth: int, reason: str | None
+) -> None:
+    assert trap(userinfo, depth, max_depth) == reason
 
 
 # ---- admission -------------------------------------------------------------------------
