@@ -393,6 +393,12 @@ class SqliteStore(SqlStore):
         self._finisher = threading.Thread(target=self._finish, name="linkpatrol-finish")
         self._finisher.start()
 
+    def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
+        # after the end of the crawl, whose index holds the write lock: waiting for the
+        # lock, SQLite would look again only every few dozen milliseconds
+        self._finished()
+        super().save_counts(pass_id, broken, warnings)
+
     def _finished(self) -> None:
         """Wait for the end of the last crawl; make the index here if it could not."""
         if self._finisher is not None:
