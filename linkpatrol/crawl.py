@@ -101,7 +101,6 @@ class Crawl:
         self._stop_reason: str | None = None
         self._fatal: BaseException | None = None
         self._pass: PassInfo | None = None
-        self._parser: ParsePool | None = None  # the spider's
         self._unstarted = 0
         self._budget_spent = False
         self._running: asyncio.AbstractEventLoop | None = None
@@ -153,10 +152,8 @@ class Crawl:
         started = time.monotonic()
         now = time.time()
         start_urls = self._start_urls()
-        self._parser = self.spider.parser = ParsePool(
-            self.settings, self.hard_limit, self._loop_now()
-        )
-        self._parser.start()
+        parser = self.spider.parser = ParsePool(self.settings, self.hard_limit, self._loop_now())
+        parser.start()
         try:
             self._pass = await self._call(
                 self.store.begin_pass,
@@ -171,7 +168,7 @@ class Crawl:
             await self._call(self.store.seed, pass_id, seeds, now)
             self.spider.roots = set(start_urls)
             if self.policy.add_sites(self._pass.sites):  # grown in an earlier run
-                self._parser.grow(self.policy.grown)
+                parser.grow(self.policy.grown)
             if self._pass.resumed:  # redirects of the start URLs seen before the stop
                 redirects = await self._call(self.store.redirects, pass_id)
                 for url in start_urls:
@@ -182,10 +179,9 @@ class Crawl:
                         self.spider.extend_site(url, target)
                         url = target
         except BaseException:
-            self._parser.close()
+            parser.close()
             self._db.shutdown(wait=True)
             raise
-        await self.fetcher.start()
         timer = None
         if self.settings.max_time > 0:  # per run, so the same command resumes and progresses
             timer = self._loop_now().call_later(self.settings.max_time, self.stop, "max-time")
@@ -203,7 +199,7 @@ class Crawl:
                 await self.fetcher.close()
             finally:
                 # else parse workers left running would keep the process from exiting
-                self._parser.close()
+                parser.close()
             try:
                 await self._flush(pass_id, final=True)
                 if complete:
@@ -371,8 +367,8 @@ class Crawl:
         self.downloader.share = share
         if workers > 1:  # another worker may have seen the site grow
             grown = await self._call(self.store.sites, pass_id)
-            if self.policy.add_sites(grown) and self._parser is not None:
-                self._parser.grow(self.policy.grown)
+            if self.policy.add_sites(grown) and self.spider.parser is not None:
+                self.spider.parser.grow(self.policy.grown)
         await self.scheduler.crew(pass_id, share, workers)
 
     def _dispatch(self) -> None:
@@ -444,8 +440,8 @@ class Crawl:
         """The site grew (a start URL redirected): for the parse workers, and, kept with
         the pass, for other workers and runs."""
         grown = self.policy.grown
-        if self._parser is not None:
-            self._parser.grow(grown)
+        if self.spider.parser is not None:
+            self.spider.parser.grow(grown)
         if self._pass is not None:
             kept = self._loop_now().run_in_executor(
                 self._db, self.store.extend_site, self._pass.id, grown

@@ -63,10 +63,6 @@ class Fetcher:
         if settings.from_email:
             self.base_headers["From"] = settings.from_email
 
-    async def start(self) -> None:
-        """Nothing to prepare: each transport opens at its first request. Kept so that a
-        fetcher's life reads start, fetch, close."""
-
     async def close(self) -> None:
         await self.transport.close()
         if self.files is not self.transport:

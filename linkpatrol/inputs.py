@@ -114,7 +114,6 @@ async def _sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Pat
                     fetcher = make_fetcher(
                         dataclasses.replace(settings, max_size=MAX_SITEMAP_BYTES)
                     )
-                    await fetcher.start()
                 response = await fetcher.fetch("GET", source, want_body=True, any_type=True)
                 if response.status != 200 or response.body is None:
                     why = response.error or f"HTTP {response.status}"

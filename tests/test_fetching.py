@@ -935,7 +935,6 @@ def test_bodies_held_for_an_acknowledgement_are_not_held_once_one_came_late(serv
 
     async def scenario() -> tuple[bool, list[float]]:
         fetcher = CurlFetcher(SiteSettings())
-        await fetcher.start()
         try:
             await fetcher.fetch("GET", held.url("/"), want_body=True)
             (fd,) = _connections_to(held.port)
