@@ -94,22 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> SiteSettings:
-    config_path = args.config
+    return _settings_given(args)[0]
+
+
+def _settings_given(args: argparse.Namespace) -> tuple[SiteSettings, set[str]]:
+    """The settings, and those the user gives this command: on its command line, or in a
+    configuration file named there (not the one found in the folder, which the check read
+    too)."""
     file_values: dict[str, Any] = {}
-    if config_path:
-        file_values = load_file(Path(config_path))
+    if args.config:
+        file_values = load_file(Path(args.config))
     elif Path(DEFAULT_CONFIG).is_file():
         file_values = load_file(Path(DEFAULT_CONFIG))
-    return build_settings(file_values, _command_line(args))
-
-
-def _given(args: argparse.Namespace) -> set[str]:
-    """The settings the user gives this command: on its command line, or in a configuration
-    file named there (not the one it finds in the folder, which the check read too)."""
-    given = set(_command_line(args))
-    if args.config:
-        given.update(load_file(Path(args.config)))
-    return given
+    cli = _command_line(args)
+    given = set(cli) | (set(file_values) if args.config else set())
+    return build_settings(file_values, cli), given
 
 
 def _command_line(args: argparse.Namespace) -> dict[str, Any]:
@@ -531,10 +530,10 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
             from linkpatrol.dashboard import run_dashboard
 
             return run_dashboard(_settings(args).db, args.host, args.port, err)
-        settings = _settings(args)
+        settings, given = _settings_given(args)
         if args.command == "check":
             return _run_check(settings)
-        return _run_report(settings, _given(args))
+        return _run_report(settings, given)
     except LinkpatrolError as exc:
         err.write(f"linkpatrol: {exc}\n")
         return exc.exit_code
