@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from linkpatrol.checker import Check, CheckResult, check
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "build"]
+__all__ = ["Check", "CheckResult", "__version__", "build", "check"]
+
+_FROM_CHECKER = frozenset(("Check", "CheckResult", "check"))
+
+
+def __getattr__(name: str) -> Any:
+    """The library's entry point, imported when first asked for: the command's start
+    does not pay for the engine it may not need."""
+    if name in _FROM_CHECKER:
+        return getattr(importlib.import_module("linkpatrol.checker"), name)
+    raise AttributeError(f"module 'linkpatrol' has no attribute {name!r}")
 
 
 def build() -> str:

@@ -6,14 +6,13 @@ import argparse
 import atexit
 import contextlib
 import errno
-import gc
 import os
 import select
 import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
@@ -24,7 +23,6 @@ from linkpatrol.config import (
     as_checked,
     build_settings,
     load_file,
-    report_options,
 )
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat
 from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, options_of
@@ -32,6 +30,9 @@ from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.store import Store, open_store
 
 if TYPE_CHECKING:
+    from linkpatrol.checker import Check
+    from linkpatrol.crawl import CrawlResult
+    from linkpatrol.observer import Observer
     from linkpatrol.report.json import Sharing
 
 T = TypeVar("T")
@@ -242,12 +243,6 @@ def _discard(path: str) -> None:
             os.unlink(path)
 
 
-def _exit_code(report: Report) -> ExitCode:
-    if not report.complete:
-        return ExitCode.STOPPED
-    return ExitCode.BROKEN if report.failing else ExitCode.CLEAN
-
-
 def _check_output(settings: SiteSettings) -> None:
     """Refuse an --output that cannot be written before the crawl, not after it."""
     if not settings.output:
@@ -259,100 +254,49 @@ def _check_output(settings: SiteSettings) -> None:
         raise LinkpatrolError(f"{settings.output}: cannot write report: is a folder")
 
 
-def _check_log(settings: SiteSettings) -> None:
-    """Refuse a --log that cannot be appended to before anything is written."""
-    if not settings.log:
-        return
-    log = Path(settings.log)
-    if log.is_dir():
-        raise LinkpatrolError(f"{settings.log}: cannot open log file: is a folder")
-    target = log if log.exists() else log.parent
-    if not target.exists() or not os.access(target, os.W_OK):
-        raise LinkpatrolError(f"{settings.log}: cannot open log file: not writable")
-
-
-YOUNG_OBJECTS = 20_000  # the garbage collector's first threshold in a crawl (Python's: 700)
-
-
-@contextlib.contextmanager
-def _collecting_less() -> Iterator[None]:
-    """A crawl makes objects by the million that die young, and few cycles: while it runs,
-    what exists when it starts (modules, settings) is left out of collections, and the
-    young generation is collected less often."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
-
-
 def _run_check(settings: SiteSettings) -> ExitCode:
     import asyncio
 
-    from linkpatrol.crawl import Crawl
-    from linkpatrol.inputs import prepare
+    from linkpatrol.checker import Check, collecting_less
     from linkpatrol.loops import event_loop_factory
-    from linkpatrol.plugins.host import PluginObserver, load_plugins
     from linkpatrol.progress import ConsoleObserver
-    from linkpatrol.sites import check_environment
 
-    if not settings.start_urls and not settings.sitemap:
-        raise LinkpatrolError(
-            "no start URL: give URLs, folders or files, --sitemap, or 'start' in the config"
-        )
     _note_early_signals()
-    settings = prepare(settings, sys.stdin)
-    if not settings.start_urls:
-        raise LinkpatrolError("no start URL: the inputs listed none")
-    check_environment(settings.site_tables)  # a secret not set: refused before any write
+    check = Check(settings, stdin=sys.stdin)  # bad input refused before any write
+    settings = check.settings
     _check_output(settings)
-    _check_log(settings)
-    plugins = load_plugins(settings.plugins, settings.plugin_options)  # refused before any write
     sharing = _sharing(settings)  # before the memory's connection pool starts its threads
     try:
-        # a bad memory is refused before the log
-        store = open_store(settings.db, crawl=True, outage_wait=settings.db_wait)
-    except BaseException:
-        _stop_sharing(sharing)
-        raise
-    try:
+        check.open()  # a bad memory is refused before the log
         observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
     except BaseException:
-        store.close()
+        check.close()
         _stop_sharing(sharing)
         raise
-    if not settings.robots:
-        observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
+
+    def render(report: Report) -> None:
+        observer.close()
+        _emit(report, settings, sharing)
+
     try:
-        watcher = PluginObserver(observer, plugins) if plugins else None
-        crawl = Crawl(settings, store, watcher or observer)
-        with _collecting_less(), asyncio.Runner(loop_factory=event_loop_factory()) as runner:
-            result = runner.run(_with_signals(crawl, observer))
-        if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
+        with collecting_less(), asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            crawled = runner.run(_with_signals(check, observer))
+        if crawled.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
             # the runner restores the default handler on its way out
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
-        report = build_report(store, result.pass_info, report_options(settings))
-        if watcher is not None:
-            watcher.finish(store, result.pass_info, report)
-        observer.close()
-        _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
-        # the pass's figures as its report gave them, for the charts of later reports
-        store.save_counts(report.pass_id, len(report.broken), len(report.warnings))
+        result = check.finish(render)
     finally:
         observer.close()
-        store.close()
+        check.close()
         _stop_sharing(sharing)
     if result.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is said: a late Ctrl-C changes nothing
     # nor a SIGTERM or SIGHUP, even once Python, shutting down, has dropped its handlers
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP})
-    return _exit_code(report)
+    return result.exit_code
 
 
-async def _with_signals(crawl: Any, observer: Any) -> Any:
+async def _with_signals(check: Check, observer: Observer) -> CrawlResult:
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -363,14 +307,14 @@ async def _with_signals(crawl: Any, observer: Any) -> Any:
         if len(received) > 1 and signum == signal.SIGINT:
             _exit_at_once()
         observer.note(f"{signal.Signals(signum).name}: stopping, saving, writing the report")
-        crawl.stop(signal.Signals(signum).name)
+        check.stop(signal.Signals(signum).name)
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, on_signal, signum)
     while _early:  # came while the run was being prepared: it stops before any request
         on_signal(_early.pop(0))
     try:
-        return await crawl.run()
+        return await check.crawl(observer)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
@@ -443,7 +387,7 @@ def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
 
     sharing = _sharing(settings)
     try:
-        return _exit_code(_read_memory(settings, written))
+        return _read_memory(settings, written).exit_code
     finally:
         _stop_sharing(sharing)
 

@@ -12,11 +12,10 @@ from collections.abc import Callable
 
 import pytest
 
+from linkpatrol.checker import check
 from linkpatrol.config import SiteSettings, SiteTable
-from linkpatrol.crawl import Crawl
 from linkpatrol.fetch import Fetcher, retry_wait
-from linkpatrol.report import build_report, render
-from linkpatrol.store import open_store
+from linkpatrol.report import render
 from linkpatrol.store.sqlite import MEMORY_ONLY
 from linkpatrol.transport import MemoryTransport, Request, Response
 
@@ -214,13 +213,11 @@ def test_file_urls_go_to_the_files_transport() -> None:
 def crawl(transport: MemoryTransport, **settings: object) -> tuple[str, bool]:
     """The text report of a crawl of SITE over ``transport``, and whether it completed."""
     config = SiteSettings(start_urls=(f"{SITE}/",), db=MEMORY_ONLY, **settings)  # type: ignore[arg-type]
-    store = open_store(config.db, crawl=True)
-    try:
-        run = Crawl(config, store, fetcher=Fetcher(config, transport))
-        result = asyncio.run(run.run())
-        return render(build_report(store, result.pass_info), "text"), result.pass_info.complete
-    finally:
-        store.close()
+    texts: list[str] = []
+    result = check(
+        config, render=lambda report: texts.append(render(report, "text")), transport=transport
+    )
+    return texts[0], result.complete
 
 
 def test_a_small_site_with_a_broken_link_is_judged_without_a_server() -> None:

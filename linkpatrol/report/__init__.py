@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from linkpatrol import __version__
-from linkpatrol.model import Action, FailOn, Reason, Referrer, ReportOptions, State, StoreError
+from linkpatrol.model import (
+    Action,
+    ExitCode,
+    FailOn,
+    Reason,
+    Referrer,
+    ReportOptions,
+    State,
+    StoreError,
+)
 from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable
 from linkpatrol.store import Change, Part, PassInfo, ReadMemory, SlotUsage, UrlRecord
@@ -318,6 +327,13 @@ class Report:
     def failing(self) -> list[Entry]:
         """The URLs that make the exit code 1: reportable broken ones, warnings with --fail-on."""
         return self.reported if self.warnings_fail else self.broken
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """3 for a pass cut short, 1 for one that found what fails it, else 0."""
+        if not self.complete:
+            return ExitCode.STOPPED
+        return ExitCode.BROKEN if self.failing else ExitCode.CLEAN
 
 
 # the verdicts whose history a report shows (those it may name)
