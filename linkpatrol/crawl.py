@@ -8,6 +8,7 @@ a bounded window of claimed tasks and a short list of outcomes not yet written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -139,6 +140,11 @@ class Crawl:
             timer.cancel()
             self._waiter = None
 
+    def _tell_outage(self, said: str) -> None:
+        """Say on the loop's thread, while it runs, that the memory lost its database."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the crawl is over
+            self._loop_now().call_soon_threadsafe(self.observer.note, said)
+
     def stop(self, reason: str) -> None:
         """Stop taking new work (a signal, --max-time, --max-requests)."""
         if self._stop_reason is None:
@@ -154,6 +160,7 @@ class Crawl:
         start_urls = self._start_urls()
         parser = self.spider.parser = ParsePool(self.settings, self.hard_limit, self._loop_now())
         parser.start()
+        self.store.on_outage(self._tell_outage)
         try:
             self._pass = await self._call(
                 self.store.begin_pass,

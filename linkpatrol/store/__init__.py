@@ -9,7 +9,7 @@ changes something is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
@@ -236,6 +236,11 @@ class CrawlMemory(Frontier, Protocol):
     def stop_waiting(self) -> None:
         """The crawl is stopping: wait no longer for a database that went away (from any
         thread)."""
+        ...
+
+    def on_outage(self, tell: Callable[[str], None]) -> None:
+        """Have ``tell`` say (from the memory's own thread) when the connection to the
+        database is lost and the crawl waits for it to come back."""
         ...
 
     def site(self, origin: str) -> SiteRecord | None: ...

@@ -276,6 +276,8 @@ class PostgresStore(SqlStore):
         self.location = redacted(url)
         self.outage_wait = outage_wait
         self._waiting = threading.local()  # .until: when a call riding out an outage gives up
+        self._tell_outage: Callable[[str], None] | None = None
+        self._outage_told = False
         self._relocked_at = -WORKER_SILENCE  # when this worker last took its lock again
         self._stopping = threading.Event()
         self._conninfo = url
@@ -473,8 +475,16 @@ class PostgresStore(SqlStore):
         while True:
             try:
                 self._waiting.until = deadline
-                return attempt()
+                done = attempt()
+                self._outage_told = False
+                return done
             except _Lost as exc:
+                if not self._outage_told and self._tell_outage is not None:
+                    self._outage_told = True  # once an outage, whichever call meets it first
+                    self._tell_outage(
+                        "the connection to the database was lost; waiting up to "
+                        f"{self.outage_wait:g} s for it to come back (--db-wait)"
+                    )
                 lost = lost or exc
                 left = deadline - time.monotonic()
                 if left <= 0 or self._stopping.is_set():
@@ -497,6 +507,9 @@ class PostgresStore(SqlStore):
 
     def stop_waiting(self) -> None:
         self._stopping.set()
+
+    def on_outage(self, tell: Callable[[str], None]) -> None:
+        self._tell_outage = tell
 
     def _keep_lock(self) -> None:
         """Take this worker's liveness lock again if its connection was lost; the heartbeat

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -358,6 +358,9 @@ class SchemaPart(ABC):
 
     def stop_waiting(self) -> None:  # noqa: B027 (a database without connections to lose)
         """Nothing waits here for a lost connection, but where the database has them."""
+
+    def on_outage(self, tell: Callable[[str], None]) -> None:  # noqa: B027 (as above)
+        """Nothing to tell of a lost connection, but where the database has them."""
 
     def _check_memory(self, tables: Collection[str], version: int | None, crawl: bool) -> None:
         """Refuse what is not a linkpatrol memory this version can read."""
