@@ -277,6 +277,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     def render(report: Report) -> None:
         observer.close()
         _emit(report, settings, sharing)
+        if (nothing := report.nothing_requested) is not None:  # even with -q
+            sys.stderr.write(f"linkpatrol: {nothing[0].lower()}{nothing[1:]}\n")
 
     try:
         with collecting_less(), asyncio.Runner(loop_factory=event_loop_factory()) as runner:

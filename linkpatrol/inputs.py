@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import gzip
 import io
+import re
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -136,6 +138,32 @@ def sitemap_urls(sources: Iterable[str], settings: SiteSettings, cwd: Path) -> l
     return asyncio.run(_sitemap_urls(sources, settings, cwd))
 
 
+CHECKABLE = ("http", "https", "file")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")  # two letters at least: C:\\ is a path
+
+
+def check_start_value(value: str, cwd: Path) -> None:
+    """Refuse a start value that cannot be checked: a scheme other than http:, https: and
+    file:, or a web URL with no valid form. (A path that does not exist is refused where
+    local inputs are read.)"""
+    scheme = _SCHEME.match(value)
+    if scheme is not None and scheme.group(1).lower() not in CHECKABLE:
+        if "://" not in value and (cwd / value).exists():
+            return  # a file whose name has a colon in it
+        name = scheme.group(1).lower()
+        close = difflib.get_close_matches(name, ("http", "https"), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}:?" if close else ""
+        raise ConfigError(
+            f"{value}: cannot check a start value with the scheme '{name}:' "
+            f"(give an http:, https: or file: URL, or a file or folder){hint}"
+        )
+    if not is_local_input(value):
+        try:
+            canonical(value)
+        except BadURL as exc:
+            raise ConfigError(f"{value}: not a valid URL ({exc})") from None
+
+
 def prepare(settings: SiteSettings, stdin: TextIO, cwd: Path | None = None) -> SiteSettings:
     """The settings with every input turned into start URLs and the local root set."""
     cwd = cwd or Path.cwd()
@@ -147,13 +175,16 @@ def prepare(settings: SiteSettings, stdin: TextIO, cwd: Path | None = None) -> S
             values.append(value)
     sites = list(settings.sites)
     if settings.sitemap:
-        values.extend(sitemap_urls(settings.sitemap, settings, cwd))
         for source in settings.sitemap:
             if not is_local_input(source):  # a sitemap speaks for the folder it lies in
                 try:
                     sites.append(site_prefix(canonical(source)))
                 except BadURL as exc:
                     raise ConfigError(f"sitemap {source!r}: {exc}") from None
+    for value in values:
+        check_start_value(value, cwd)
+    if settings.sitemap:
+        values.extend(sitemap_urls(settings.sitemap, settings, cwd))
     inputs = resolve_inputs(values, settings.base_url, cwd, settings.max_urls, settings.root_dir)
     return dataclasses.replace(
         settings,

@@ -329,6 +329,26 @@ class Report:
         return self.reported if self.warnings_fail else self.broken
 
     @property
+    def nothing_requested(self) -> str | None:
+        """What a complete pass that made no request at all says of itself: a green run
+        that checked nothing proves nothing, so the reports meant for a reader say so."""
+        if not self.complete or self.summary.requested:
+            return None
+        states = self.figures.states
+        why = [
+            f"{count} {what}"
+            for count, what in (
+                (states[State.UNCHECKED], "left unchecked by a rule, the hooks or a limit"),
+                (states[State.DISALLOWED], "disallowed by robots.txt"),
+                (states[State.OK], "known good from the memory (--recheck-good)"),
+            )
+            if count
+        ]
+        if not self.summary.urls:
+            why = ["every start URL was ignored by a rule or the hooks"]
+        return "Nothing was requested in this pass" + (f": {'; '.join(why)}" if why else "")
+
+    @property
     def exit_code(self) -> ExitCode:
         """3 for a pass cut short, 1 for one that found what fails it, else 0."""
         if not self.complete:

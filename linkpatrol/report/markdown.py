@@ -55,7 +55,7 @@ def _headline(report: Report) -> str:
     parts.append(f"{warnings} warning{'' if warnings == 1 else 's'}")
     if broken or (warnings and report.warnings_fail):
         mark = "❌"
-    elif warnings:
+    elif warnings or report.nothing_requested is not None:
         mark = "⚠️"
     else:
         mark = "✅"
@@ -89,6 +89,8 @@ def render_markdown(report: Report) -> str:
         f"{s.requested} requested, {s.parsed} pages parsed, {s.requests} requests "
         f"in {s.elapsed:.1f} s.",
     ]
+    if (nothing := report.nothing_requested) is not None:
+        out.append(f"**{escape(nothing)}.**")
     waiting = len(report.not_yet_reported)
     if waiting:
         out.append(f"{waiting} more failing, not reported yet (see `--report-after`).")

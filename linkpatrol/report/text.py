@@ -235,6 +235,8 @@ def render_text(report: Report) -> str:
         f"{broken_text}, {s.warnings} {warn_word}, {s.requests} requests, "
         f"{s.elapsed:.1f} s"
     )
+    if (nothing := report.nothing_requested) is not None:
+        out.append(f"{nothing}.")
     if s.fetch is not None:
         f = s.fetch
         out.append(
