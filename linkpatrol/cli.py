@@ -149,11 +149,10 @@ def _stop_sharing(sharing: Sharing | None) -> None:
 def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None) -> None:
     if (
         settings.quiet
-        and report.complete
-        and not report.failing
+        and (not report.complete or not report.failing)
         and settings.format is ReportFormat.TEXT
     ):
-        return
+        return  # -q: said once a pass completes with something to say
     pieces = render_pieces(report, settings.format, sharing=sharing)
     if settings.output:
         try:

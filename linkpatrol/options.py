@@ -398,7 +398,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH|URL",
         help_on=tuple((command, _MEMORY) for command in READING),
     ),
-    Option(("-q", "--quiet"), "only the report", field="quiet", kind=Kind.FLAG, commands=REPORTING),
+    Option(
+        ("-q", "--quiet"),
+        "only the report, and none of a pass cut short",
+        field="quiet",
+        kind=Kind.FLAG,
+        commands=REPORTING,
+    ),
     Option(
         ("--site",),
         "URLs under PREFIX are part of the site and parsed (repeatable)",

@@ -261,6 +261,48 @@ def test_quiet_with_broken_links_prints_the_report_only(run: Runner, serve: Serv
     assert "Broken links (2):" in proc.stdout and "Summary:" in proc.stdout
 
 
+def test_quiet_says_nothing_of_a_pass_cut_short(run: Runner, serve: Serve) -> None:
+    """A nightly job that advances a big site bit by bit mails only once a pass completes
+    with something to say."""
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    cut = [run.check(site.url("/"), "-q", "--max-requests", "1") for _ in range(2)]
+    done = run.check(site.url("/"), "-q")
+
+    assert [(p.returncode, p.stdout, p.stderr) for p in cut] == [(3, "", "")] * 2
+    assert done.returncode == 1 and "(complete)" in done.stdout.splitlines()[0]
+    assert "Broken links (2):" in done.stdout and done.stderr == ""
+
+
+def test_quiet_says_nothing_of_a_pass_stopped_by_a_signal(run: Runner, serve: Serve) -> None:
+    started = threading.Event()
+
+    def slow(request: Any) -> int:
+        started.set()
+        time.sleep(0.5)
+        request.send_response(200)
+        request.send_header("Content-Type", "text/html")
+        request.end_headers()
+        request.wfile.write(b"<p>slow</p>")
+        return 200
+
+    site = serve({"/": Page(html(*(f'<a href="/s{i}">s</a>' for i in range(20)))), "/s0": slow})
+    for i in range(1, 20):
+        site.pages[f"/s{i}"] = slow
+    proc = run.popen("check", "--db", run.db, site.url("/"), "-q")
+    try:
+        assert started.wait(20), "no slow page was asked for"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+
+    assert (proc.returncode, out, err) == (3, "", "")
+
+
 def test_verbose_prints_one_line_per_url_with_its_verdict(run: Runner, serve: Serve) -> None:
     far = serve({"/far": Page("far")})
     site = serve(broken_site(far.base))
