@@ -123,6 +123,7 @@ class SiteSettings:
     recheck_good: float = 0.0
     follow_ghost: float = 7 * 86400.0
     report_after: float = 0.0
+    damp_new: bool = False  # never-good URLs wait for --report-after too
     accept: frozenset[int] = frozenset()
     warn: frozenset[int] = frozenset()
     broken: frozenset[int] = frozenset()
@@ -569,7 +570,15 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
 
 
 # the options of a report that a ``report`` (or a dashboard) may set apart from the pass's
-REPORT_FIELDS = ("check_anchors", "report_after", "fail_on", "redirects", "xref", "graph_hosts")
+REPORT_FIELDS = (
+    "check_anchors",
+    "report_after",
+    "damp_new",
+    "fail_on",
+    "redirects",
+    "xref",
+    "graph_hosts",
+)
 
 
 def report_options(settings: SiteSettings) -> ReportOptions:
@@ -577,6 +586,7 @@ def report_options(settings: SiteSettings) -> ReportOptions:
     return ReportOptions(
         check_anchors=settings.check_anchors,
         report_after=settings.report_after,
+        damp_new=settings.damp_new,
         fail_on=settings.fail_on,
         redirects=settings.redirects,
         xref=settings.xref,

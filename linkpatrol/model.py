@@ -220,6 +220,7 @@ class ReportOptions:
     redirects: RedirectMode = RedirectMode.FOLLOW
     xref: bool = False
     graph_hosts: bool = False
+    damp_new: bool = False
     accept: tuple[int, ...] = ()
     warn: tuple[int, ...] = ()
     broken: tuple[int, ...] = ()
@@ -240,6 +241,8 @@ class ReportOptions:
             out.append(f"--check-anchors={self.check_anchors.value}")
         if self.report_after:
             out.append(f"--report-after {duration_text(self.report_after)}")
+        if self.damp_new:
+            out.append("--damp-new")
         if self.fail_on is not FailOn.BROKEN:
             out.append(f"--fail-on {self.fail_on.value}")
         if self.redirects is not RedirectMode.FOLLOW:
@@ -257,6 +260,7 @@ class ReportOptions:
             "redirects": self.redirects.value,
             "xref": self.xref,
             "graph_hosts": self.graph_hosts,
+            "damp_new": self.damp_new,
             "accept": list(self.accept),
             "warn": list(self.warn),
             "broken": list(self.broken),
@@ -290,6 +294,7 @@ class ReportOptions:
             redirects=member(RedirectMode, "redirects", default.redirects),
             xref=data.get("xref") is True,
             graph_hosts=data.get("graph_hosts") is True,
+            damp_new=data.get("damp_new") is True,
             accept=statuses("accept"),
             warn=statuses("warn"),
             broken=statuses("broken"),

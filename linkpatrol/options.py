@@ -368,6 +368,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DURATION",
     ),
     Option(
+        ("--damp-new",),
+        "--report-after holds back links that never worked too (else reported at once)",
+        field="damp_new",
+        kind=Kind.FLAG,
+        commands=REPORTING,
+    ),
+    Option(
         ("--redirects",),
         "follow: a redirect is a page with one link (default); report: also list as warnings",
         field="redirects",

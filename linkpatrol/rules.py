@@ -377,11 +377,16 @@ def is_reportable(
     last_good: float | None,
     failing_since: float | None,
     report_after: float,
+    damp_new: bool = False,
 ) -> bool:
-    """A broken URL counts once it has failed for longer than --report-after since it was good."""
+    """A broken URL counts once it has failed for longer than --report-after since it was
+    good. One never good counts at once (a typo added today is not hidden for days), unless
+    --damp-new holds it back as long, from when it first failed."""
     if state is not State.BROKEN:
         return False
     if report_after <= 0:
+        return True
+    if last_good is None and not damp_new:
         return True
     since = last_good if last_good is not None else failing_since
     if since is None or last_checked is None:

@@ -176,11 +176,28 @@ def flaky_site() -> dict[str, Page]:
     }
 
 
-def test_report_after_holds_back_new_failures_until_they_last(run: Runner, serve: Serve) -> None:
+def test_report_after_reports_a_link_that_never_worked_at_once(run: Runner, serve: Serve) -> None:
+    """The threshold damps outages of links that worked, not a typo added today."""
     site = serve(flaky_site())
     flaky, never = site.url("/flaky"), site.url("/never")
 
-    code, first = run.check_json(site.url("/"), "--report-after", "2d")
+    code, first = run.check_json(site.url("/"), "--report-after", "3d")
+    site.pages["/flaky"] = Page("<h1>down</h1>", status=503)
+    proc = run.check(site.url("/"), "--report-after", "3d", "--retries", "0", "-q")
+
+    assert code == 1 and [e["url"] for e in first["urls"] if e["reportable"]] == [never]
+    assert proc.returncode == 1
+    broken, waiting = proc.stdout.split("Broken links (1):", 1)[1].split("not reported yet (1)")
+    assert never in broken and "never good" in broken and flaky not in broken
+    assert flaky in waiting.split("Summary:")[0] and never not in waiting
+
+
+def test_report_after_holds_back_new_failures_until_they_last(run: Runner, serve: Serve) -> None:
+    """--damp-new: the threshold holds back links that never worked too."""
+    site = serve(flaky_site())
+    flaky, never = site.url("/flaky"), site.url("/never")
+
+    code, first = run.check_json(site.url("/"), "--report-after", "2d", "--damp-new")
 
     assert code == 0
     entry = by_url(first)[never]
@@ -188,7 +205,7 @@ def test_report_after_holds_back_new_failures_until_they_last(run: Runner, serve
     assert first["summary"]["broken"] == 1 and first["summary"]["reportable"] == 0
 
     site.pages["/flaky"] = Page("<h1>down</h1>", status=503)
-    proc = run.check(site.url("/"), "--report-after", "2d", "--retries", "0")
+    proc = run.check(site.url("/"), "--report-after", "2d", "--retries", "0", "--damp-new")
 
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
@@ -200,14 +217,16 @@ def test_report_after_holds_back_new_failures_until_they_last(run: Runner, serve
     # two days and more pass: what was good 3 days ago, and what never was, now count
     shift_times(run.db, flaky, 3, "last_good")
     shift_times(run.db, never, 3, "failing_since")
-    code, later = run.check_json(site.url("/"), "--report-after", "2d", "--retries", "0")
+    code, later = run.check_json(
+        site.url("/"), "--report-after", "2d", "--retries", "0", "--damp-new"
+    )
 
     assert code == 1
     urls = by_url(later)
     assert urls[flaky]["reportable"] is True and urls[never]["reportable"] is True
-    proc = run("report", "--db", run.db, "--report-after", "2d")
+    proc = run("report", "--db", run.db)
     assert proc.returncode == 1
     broken = proc.stdout.split("Broken links (2):", 1)[1]
     assert broken.index(never) < broken.index(flaky)  # never good comes first
     assert "never good" in broken and "last good" in broken
-    assert run("report", "--db", run.db, "--report-after", "4d").returncode == 0
+    assert run("report", "--db", run.db, "--report-after", "4d").returncode == 0  # as checked

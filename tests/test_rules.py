@@ -400,15 +400,22 @@ def test_standing(
 
 
 @pytest.mark.parametrize(
-    ("state", "last_good", "failing_since", "after", "reportable"),
+    ("state", "last_good", "failing_since", "after", "damp_new", "reportable"),
     [
-        (State.BROKEN, None, NOW, 0.0, True),
-        (State.OK, None, None, 0.0, False),
-        (State.WARNING, None, None, 0.0, False),
-        (State.BROKEN, NOW - 4 * DAY, NOW - 4 * DAY, 3 * DAY, True),
-        (State.BROKEN, NOW - DAY, NOW - DAY, 3 * DAY, False),
-        (State.BROKEN, None, NOW - DAY, 3 * DAY, False),
-        (State.BROKEN, None, NOW - 4 * DAY, 3 * DAY, True),
+        (State.BROKEN, None, NOW, 0.0, False, True),
+        (State.OK, None, None, 0.0, False, False),
+        (State.WARNING, None, None, 0.0, False, False),
+        (State.BROKEN, NOW - 4 * DAY, NOW - 4 * DAY, 3 * DAY, False, True),
+        (State.BROKEN, NOW - DAY, NOW - DAY, 3 * DAY, False, False),
+        # never good: reported at once, however long --report-after is
+        (State.BROKEN, None, NOW, 3 * DAY, False, True),
+        (State.BROKEN, None, NOW - DAY, 3 * DAY, False, True),
+        # ... unless --damp-new holds it back as long as one that was good
+        (State.BROKEN, None, NOW, 3 * DAY, True, False),
+        (State.BROKEN, None, NOW - DAY, 3 * DAY, True, False),
+        (State.BROKEN, None, NOW - 4 * DAY, 3 * DAY, True, True),
+        (State.BROKEN, NOW - DAY, NOW - DAY, 3 * DAY, True, False),
+        (State.BROKEN, None, NOW, 0.0, True, True),
     ],
 )
 def test_reportable(
@@ -416,6 +423,7 @@ def test_reportable(
     last_good: float | None,
     failing_since: float | None,
     after: float,
+    damp_new: bool,
     reportable: bool,
 ) -> None:
-    assert is_reportable(state, NOW, last_good, failing_since, after) is reportable
+    assert is_reportable(state, NOW, last_good, failing_since, after, damp_new) is reportable

@@ -22,6 +22,7 @@ SHAPING = (
     "--check-anchors",
     "--report-after",
     "3d",
+    "--damp-new",
     "--fail-on",
     "warning",
     "--redirects",
@@ -82,7 +83,8 @@ def test_report_renders_each_format_as_the_check_did(run: Runner, serve: Any) ->
     assert report["summary"]["warnings"] == 2  # 403, and the redirect (--redirects report)
     assert report["options"]["check_anchors"] == "site"
     assert report["options"]["report_after"] == 3 * 86400
-    assert "Checked with --check-anchors=site --report-after 3d" in checked["text"][1]
+    assert report["options"]["damp_new"] is True
+    assert "Checked with --check-anchors=site --report-after 3d --damp-new" in checked["text"][1]
 
     # an option given to 'report' wins over the pass's, the others stay as checked
     plain = run("report", "--db", run.db, "--format", "json", "--check-anchors=off")

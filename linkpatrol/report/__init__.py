@@ -156,6 +156,7 @@ class StoredEntries:
         pass_id: int,
         *,
         report_after: float,
+        damp_new: bool,
         xref: bool,
         history: dict[int, tuple[list[Change], bool]],
         tail: list[Entry],
@@ -164,6 +165,7 @@ class StoredEntries:
         self._store = store
         self._pass_id = pass_id
         self._report_after = report_after
+        self._damp_new = damp_new
         self._xref = xref
         self._history = history  # url id: (changes of verdict, new in this pass)
         self._tail = tail  # entries the memory holds no row for (missing anchors)
@@ -185,7 +187,7 @@ class StoredEntries:
     def part_job(self, part: Part) -> PartJob:
         """What reading one part takes, for a process with its own store."""
         history = {i: h for i, h in self._history.items() if i % part.parts == part.remainder}
-        return PartJob(self._pass_id, self._report_after, self._xref, history, part)
+        return PartJob(self._pass_id, self._report_after, self._damp_new, self._xref, history, part)
 
     def numbered(self) -> Iterator[tuple[int, Entry]]:
         """The stored entries (not the tail) with their URLs' ids, in the ids' order."""
@@ -200,7 +202,8 @@ class StoredEntries:
                 if pending is not None and pending[0] == record.url:
                     links = pending[1]
                     pending = next(outlinks, None)
-            entry = entry_of(record, _reportable(record, self._report_after), links)
+            reportable = _reportable(record, self._report_after, self._damp_new)
+            entry = entry_of(record, reportable, links)
             if (known := self._history.get(record.id)) is not None:
                 entry.changes, entry.new = known
             yield record.id, entry
@@ -217,6 +220,7 @@ class PartJob(NamedTuple):
 
     pass_id: int
     report_after: float
+    damp_new: bool
     xref: bool
     history: dict[int, tuple[list[Change], bool]]
     part: Part
@@ -226,6 +230,7 @@ class PartJob(NamedTuple):
             store,
             self.pass_id,
             report_after=self.report_after,
+            damp_new=self.damp_new,
             xref=self.xref,
             history=self.history,
             tail=[],
@@ -233,9 +238,14 @@ class PartJob(NamedTuple):
         )
 
 
-def _reportable(record: UrlRecord, report_after: float) -> bool:
+def _reportable(record: UrlRecord, report_after: float, damp_new: bool) -> bool:
     return is_reportable(
-        record.state, record.last_checked, record.last_good, record.failing_since, report_after
+        record.state,
+        record.last_checked,
+        record.last_good,
+        record.failing_since,
+        report_after,
+        damp_new,
     )
 
 
@@ -493,7 +503,7 @@ def build_report(
     noted: dict[int, Entry] = {}
     reportable = 0
     for record in store.pass_urls(info.id, with_referrers=False):
-        counts = _reportable(record, report_after)
+        counts = _reportable(record, report_after, options.damp_new)
         entry = entry_of(record, counts)
         tally.add(entry)
         reportable += counts
@@ -537,6 +547,7 @@ def build_report(
         store,
         info.id,
         report_after=report_after,
+        damp_new=options.damp_new,
         xref=options.xref,
         history=history,
         tail=anchors,
