@@ -95,6 +95,7 @@ class SiteTable:
     delay: float | None = None
     ca_bundle: str | None = None
     insecure: bool = False
+    robots: bool = True  # false: robots.txt does not speak for these URLs
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +286,7 @@ _SITE_KEYS = frozenset(
         "delay",
         "ca_bundle",
         "insecure",
+        "robots",
     }
 )
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -378,6 +380,7 @@ def _site_table(entry: dict[str, Any], here: str, base_dir: Path) -> SiteTable:
         delay=get("delay", seconds),
         ca_bundle=bundle,
         insecure=insecure,
+        robots=get("robots", true_or_false) is not False,
     )
 
 
@@ -608,6 +611,8 @@ def rule_options(settings: SiteSettings) -> RuleOptions:
         follow_ghost=settings.follow_ghost,
         max_size=settings.max_size,
         check_anchors=settings.check_anchors,
+        robots=settings.robots,
+        robots_off=tuple(t.prefix for t in settings.site_tables if not t.robots),
     )
 
 

@@ -26,6 +26,7 @@ from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
 from linkpatrol.rules import (
     MAX_REDIRECT_HOPS,
+    obeys_robots,
 )
 from linkpatrol.scheduler import Scheduler
 from linkpatrol.spider import Spider
@@ -384,7 +385,9 @@ class Crawl:
             if self._out_of_requests():
                 return
             task = self.scheduler.take(slot)
-            verdict = self.downloader.robots_verdict(slot, task)
+            verdict = None
+            if obeys_robots(task.url, self.rules):
+                verdict = self.downloader.robots_verdict(slot, task)
             if verdict is not None:
                 self.pipeline.settle(task, verdict)
                 continue
@@ -428,7 +431,8 @@ class Crawl:
         async def keep(record: SiteRecord) -> None:
             await self._call(self.store.save_site, record)
 
-        requests = await self.downloader.load_robots(slot, self.settings.robots, remembered, keep)
+        obey = obeys_robots(slot.origin + "/", self.rules)
+        requests = await self.downloader.load_robots(slot, obey, remembered, keep)
         self.pipeline.extra_requests += requests
 
     async def _work(self, task: Task, slot: Slot) -> None:

@@ -36,6 +36,8 @@ class RuleOptions:
     follow_ghost: float = 7 * 86400.0  # seconds a failing page's links are still followed
     max_size: int = 10 * 1024 * 1024  # bytes of a page read
     check_anchors: AnchorMode = AnchorMode.OFF
+    robots: bool = True  # robots.txt obeyed (--no-robots: not at all)
+    robots_off: tuple[str, ...] = ()  # prefixes of [[site]] tables with robots = false
 
 
 class Verdict(NamedTuple):
@@ -297,6 +299,13 @@ def redirect_failures(redirects: dict[str, str]) -> dict[str, str]:
                 break
             target = redirects[target]
     return failures
+
+
+def obeys_robots(url: str, rules: RuleOptions) -> bool:
+    """Whether robots.txt speaks for ``url``: not with --no-robots, nor under the prefix of
+    a ``[[site]]`` table with ``robots = false``. For a host's root (``origin + "/"``):
+    whether its robots.txt is to be read at all."""
+    return rules.robots and not url.startswith(rules.robots_off)
 
 
 def robots_verdict(

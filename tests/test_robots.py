@@ -444,3 +444,49 @@ def test_groups_are_matched_by_the_whole_product_token(run: Runner, serve: Serve
         assert urls[host.url("/private/x")]["state"] == "disallowed"
         assert urls[host.url("/public")]["state"] == "ok"
         assert host.counts()["/private/x"] == 0
+
+
+def test_a_site_table_with_robots_false_is_checked_where_robots_txt_forbids_it(
+    run: Runner, serve: Serve
+) -> None:
+    site = serve(
+        {
+            "/robots.txt": robots("User-agent: *", "Disallow: /"),
+            "/staging/": Page(html('<a href="/staging/a">a</a>', '<a href="/live/b">b</a>')),
+            "/staging/a": Page(html("<p>a</p>")),
+            "/live/b": Page(html("<p>b</p>")),
+        }
+    )
+    (run.cwd / "linkpatrol.toml").write_text(
+        f'[[site]]\nprefix = "{site.url("/staging/")}"\nrobots = false\n'
+    )
+
+    code, report = run.check_json(site.url("/staging/"))
+
+    urls = by_url(report)
+    assert code == 0
+    assert urls[site.url("/staging/")]["state"] == "ok"
+    assert urls[site.url("/staging/a")]["state"] == "ok"
+    # robots.txt still speaks for the rest of the host
+    assert urls[site.url("/live/b")]["state"] == "disallowed"
+    assert site.counts().get("/live/b", 0) == 0 and site.counts()["/robots.txt"] == 1
+
+
+def test_a_host_whose_table_has_robots_false_is_not_asked_for_robots_txt(
+    run: Runner, serve: Serve
+) -> None:
+    site = serve(
+        {
+            "/robots.txt": robots("User-agent: *", "Disallow: /"),
+            "/": Page(html('<a href="/a">a</a>')),
+            "/a": Page(html("<p>a</p>")),
+        }
+    )
+    (run.cwd / "linkpatrol.toml").write_text(
+        f'[[site]]\nprefix = "{site.url("/")}"\nrobots = false\n'
+    )
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0 and by_url(report)[site.url("/a")]["state"] == "ok"
+    assert "/robots.txt" not in site.counts()

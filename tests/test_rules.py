@@ -22,6 +22,7 @@ from linkpatrol.rules import (
     judge_page,
     judge_redirect,
     judge_status,
+    obeys_robots,
     parse_failed,
     plan,
     redirect_failures,
@@ -427,3 +428,19 @@ def test_reportable(
     reportable: bool,
 ) -> None:
     assert is_reportable(state, NOW, last_good, failing_since, after, damp_new) is reportable
+
+
+@pytest.mark.parametrize(
+    ("robots", "off", "url", "obeyed"),
+    [
+        (True, (), "http://h.test/a", True),
+        (False, (), "http://h.test/a", False),  # --no-robots
+        (True, ("http://h.test/staging/",), "http://h.test/staging/a", False),
+        (True, ("http://h.test/staging/",), "http://h.test/live/a", True),
+        (True, ("http://h.test/staging/",), "http://h.test/", True),  # robots.txt still read
+        (True, ("http://h.test/",), "http://h.test/", False),  # the whole host: not read
+        (True, ("http://h.test/",), "http://other.test/", True),
+    ],
+)
+def test_obeys_robots(robots: bool, off: tuple[str, ...], url: str, obeyed: bool) -> None:
+    assert obeys_robots(url, RuleOptions(robots=robots, robots_off=off)) is obeyed
