@@ -510,3 +510,32 @@ def test_status_lists_the_one_crawler_of_a_sqlite_memory(
     assert results[0][0] == 1
     after = run("status", "--db", db, "--format", "json")
     assert json.loads(after.stdout)["workers"] == []
+
+
+@pytest.mark.backends
+def test_status_tells_the_time_crawling_and_forgets_a_crawler_killed(
+    run: Runner, serve: Serve
+) -> None:
+    gate = Gate(generated_site(indexes=2, per_index=5), after=4)
+    site = serve(gate.site())
+    crawler = run.popen("check", "--db", run.db, "--format", "json", site.url("/"))
+    try:
+        gate.wait_holding(crawler)
+        first = json.loads(run("status", "--db", run.db, "--format", "json").stdout)
+        second = json.loads(run("status", "--db", run.db, "--format", "json").stdout)
+        crawler.kill()
+        crawler.communicate(timeout=30)  # gone, and waited for: no process by its id
+        killed = run("status", "--db", run.db, "--format", "json")
+        text = run("status", "--db", run.db).stdout
+    finally:
+        gate.release()
+        if crawler.poll() is None:
+            crawler.kill()
+            crawler.communicate(timeout=30)
+
+    assert first["phase"] == second["phase"] == "running"
+    assert [w["pid"] for w in first["workers"]] == [crawler.pid]
+    assert 0 < first["elapsed"] < second["elapsed"], (first["elapsed"], second["elapsed"])
+    after = json.loads(killed.stdout)
+    assert after["workers"] == [], after["workers"]  # at once, not after 10 s of silence
+    assert after["phase"].startswith("cut off") and "cut off (no crawler at work" in text

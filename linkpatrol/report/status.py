@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ class PassStatus:
     pending: int  # URLs discovered and still waiting for a verdict
     verdicts: dict[State, int]  # verdicts given so far in this pass
     workers: tuple[WorkerInfo, ...] = ()  # the crawlers at work on it now
+    now: float | None = None  # when it was read (None: take the figures as kept)
 
     @property
     def done(self) -> int:
@@ -33,7 +35,17 @@ class PassStatus:
             return "complete"
         if self.info.stopped_at is not None:
             return f"stopped by {self.info.stop_reason}" if self.info.stop_reason else "stopped"
-        return "running (or cut off)"
+        if self.workers:
+            return "running"
+        return "cut off (no crawler at work: run the same check again to resume)"
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds of crawling: the runs that ended, and the one under way since its
+        first worker started."""
+        if self.now is None or not self.workers or self.info.complete:
+            return self.info.elapsed
+        return self.info.elapsed + max(0.0, self.now - min(w.started_at for w in self.workers))
 
 
 def pass_status(store: ReadMemory) -> PassStatus:
@@ -45,6 +57,7 @@ def pass_status(store: ReadMemory) -> PassStatus:
         store.pending(info.id),
         store.verdicts(info.id),
         tuple(w for w in store.workers() if w.pass_id == info.id),
+        time.time(),
     )
 
 
@@ -63,7 +76,7 @@ def status_dict(status: PassStatus) -> dict[str, Any]:
         "requested": info.requested,
         "parsed": info.parsed,
         "requests": info.requests,
-        "elapsed": round(info.elapsed, 3),
+        "elapsed": round(status.elapsed, 3),
         "verdicts": {state.value: status.verdicts.get(state, 0) for state in State},
         "reported": {"broken": info.broken, "warnings": info.warnings},
         "options": info.options.as_dict() if info.options is not None else None,
@@ -93,7 +106,7 @@ def render_status_text(status: PassStatus) -> str:
     )
     return (
         f"pass {info.id} of {', '.join(info.start_urls)}: {status.phase}\n"
-        f"  started {iso(info.started_at)}, {info.elapsed:.1f} s crawling so far\n"
+        f"  started {iso(info.started_at)}, {status.elapsed:.1f} s crawling so far\n"
         f"  {status.done} of {info.seen} URLs done ({status.fraction:.0%}), "
         f"{status.pending} waiting\n"
         f"  {info.requested} requested, {info.parsed} parsed, {info.requests} requests\n"

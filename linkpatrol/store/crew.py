@@ -30,6 +30,19 @@ PASS_COLUMNS = (
 )
 
 
+def _gone(pid: int) -> bool:
+    """Whether the process ``pid`` of this machine has ended (killed, crashed): a worker
+    of this machine is known gone at once, not after its heartbeats have stopped for a
+    while."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's: it is there
+        return False
+    return False
+
+
 class _OtherCrew(Exception):
     """Workers at work on other start URLs hold the memory."""
 
@@ -348,11 +361,12 @@ class CrewPart(OutcomesPart):
             if s.execute(self.dialect.table_exists, ("workers",)).fetchone() is None:
                 return []  # a memory no crawl of this version has opened yet
             dead = set(self._dead_workers(s))
+            here = socket.gethostname()
             return [
                 WorkerInfo(*row)
                 for row in s.execute(
                     "SELECT id, pass_id, host, pid, started_at, heartbeat, done, slots "
                     "FROM workers ORDER BY started_at, id"
                 )
-                if row[0] not in dead
+                if row[0] not in dead and not (row[2] == here and _gone(row[3]))
             ]
