@@ -11,6 +11,12 @@ The header and body callbacks apply the request's limits as the bytes arrive: a
 response that breaks one is stopped right there. libcurl's failures are put in the
 words of :class:`~linkpatrol.transport.Response` errors (``connection refused``,
 ``TLS error: certificate verify failed: ...``) by :mod:`linkpatrol.httpparts`.
+
+Cookies the servers set are kept by libcurl's cookie engine, in memory only, one jar
+shared by every handle of the transport (``CURLSH``): sent back as curl sends them (by
+domain, path, ``Secure``, expiry), never read from or written to a file, gone with the
+transport. A ``[[site]]`` table's ``Cookie`` header goes as ``CURLOPT_COOKIE``, so libcurl
+puts it in one line with the jar's.
 """
 
 from __future__ import annotations
@@ -228,6 +234,7 @@ class _Transfer:
         result.etag = headers.get("etag")
         result.last_modified = headers.get("last-modified")
         result.retry_after = parse_retry_after(headers.get("retry-after"))
+        result.sets_cookie = "set-cookie" in headers
 
     def on_body(self, data: bytes) -> int | None:
         """Of 2xx bodies the first chunk (HTML sniffed), and the rest up to the limit when
@@ -318,6 +325,8 @@ class CurlTransport:
         self._sweeper: asyncio.Handle | None = None
         self._transfers: dict[Any, _Transfer] = {}
         self._idle: list[Any] = []  # easy handles ready for another request
+        # the run's cookie jar: libcurl's cookie engine, in memory only, shared by the handles
+        self._cookies: Any = None
         # answers acknowledged as they arrive, since a body came late (see LATE_BODY)
         self.acks_at_once = False
         self._guarded: set[Any] = set()  # easy handles with the --no-private callback
@@ -327,6 +336,7 @@ class CurlTransport:
         # the header lines of the last headers sent, kept while the same ones come again
         self._lines_of: Mapping[str, str] | None = None
         self._lines: list[str] = []
+        self._cookie: str | None = None
 
     def _open(self) -> Any:
         """The multi, made at the first request (None once closed)."""
@@ -364,6 +374,9 @@ class CurlTransport:
             handle.close()
         self._idle.clear()
         self._guarded.clear()
+        cookies, self._cookies = self._cookies, None
+        if cookies is not None:
+            cookies.close()
         for path in self._ca_files.values():
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -524,14 +537,19 @@ class CurlTransport:
         listed = ",".join(f"[{a}]" if ":" in a else a for a in public)
         return f"{host}:{port}:{listed}"
 
-    def _header_lines(self, headers: Mapping[str, str]) -> list[str]:
-        """libcurl's lines for the headers (``Name;``: sent empty, not left out)."""
+    def _header_lines(self, headers: Mapping[str, str]) -> tuple[list[str], str | None]:
+        """libcurl's lines for the headers (``Name;``: sent empty, not left out), and the
+        ``Cookie`` header's value apart: libcurl puts it in one line with the jar's."""
         if headers is not self._lines_of:
-            self._lines = [
-                f"{name}: {value}" if value else f"{name};" for name, value in headers.items()
-            ]
+            self._lines = []
+            self._cookie = None
+            for name, value in headers.items():
+                if name.lower() == "cookie":
+                    self._cookie = value
+                else:
+                    self._lines.append(f"{name}: {value}" if value else f"{name};")
             self._lines_of = headers
-        return self._lines
+        return self._lines, self._cookie
 
     def _ca_file(self, bundles: tuple[str, ...]) -> str:
         """One PEM file with the system's CAs and the bundles (libcurl reads files)."""
@@ -559,7 +577,12 @@ class CurlTransport:
             handle.setopt(pycurl.CAPATH, self._system_ca.capath)
 
     def _new_handle(self) -> Any:
+        if self._cookies is None:
+            self._cookies = pycurl.CurlShare()
+            self._cookies.setopt(pycurl.SH_SHARE, pycurl.LOCK_DATA_COOKIE)
         handle = pycurl.Curl()
+        handle.setopt(pycurl.COOKIEFILE, "")  # the cookie engine on, reading no file
+        handle.setopt(pycurl.SHARE, self._cookies)
         handle.setopt(pycurl.NOSIGNAL, 1)
         handle.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
         handle.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
@@ -624,7 +647,12 @@ class CurlTransport:
             handle.setopt(pycurl.HTTPGET, 1)
             if method != "GET":
                 handle.setopt(pycurl.CUSTOMREQUEST, method)
-        handle.setopt(pycurl.HTTPHEADER, self._header_lines(request.headers))
+        lines, cookie = self._header_lines(request.headers)
+        handle.setopt(pycurl.HTTPHEADER, lines)
+        if cookie is not None:
+            handle.setopt(pycurl.COOKIE, cookie)
+        else:
+            handle.unsetopt(pycurl.COOKIE)
         milliseconds = max(1, round(request.timeout * 1000))
         handle.setopt(pycurl.TIMEOUT_MS, milliseconds)
         handle.setopt(pycurl.CONNECTTIMEOUT_MS, milliseconds)

@@ -8,6 +8,10 @@ timeout, and whether to try again. The requests themselves go to a
 :class:`~linkpatrol.transport.Transport`: libcurl's for the web and the local folder's
 for ``file:`` URLs in a crawl (:func:`linkpatrol.curlfetch.make_fetcher`), canned
 answers in memory in tests.
+
+A redirect to the very URL asked for that sets a cookie is asked again at once, as a
+browser follows it: the transport keeps the run's cookies and sends them back (a site
+that lets nobody in without its cookie answers this way).
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from linkpatrol.config import SiteSettings
 from linkpatrol.httpparts import TRANSIENT_STATUSES, merge_headers
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.transport import Request, Response, Transport
+from linkpatrol.urls import BadURL, canonical
 
 MAX_RETRY_AFTER = 60.0
 FIRST_BACKOFF = 0.25
 MAX_BACKOFF = 8.0
+COOKIE_ROUNDS = 3  # a redirect to itself that sets a cookie is asked again this often at most
 
 
 def retry_wait(attempts: int, retry_after: float | None, jitter: float) -> float | None:
@@ -37,6 +43,17 @@ def retry_wait(attempts: int, retry_after: float | None, jitter: float) -> float
     if retry_after > MAX_RETRY_AFTER:
         return None
     return retry_after
+
+
+def wants_cookie_back(url: str, response: Response) -> bool:
+    """Whether ``response`` redirects to ``url`` itself and sets a cookie on the way."""
+    status, location = response.status, response.location
+    if not (response.sets_cookie and location and status and 300 <= status < 400):
+        return False
+    try:
+        return canonical(location.strip(), url) == canonical(url)
+    except BadURL:
+        return False
 
 
 class Fetcher:
@@ -93,7 +110,7 @@ class Fetcher:
         while True:
             attempts += 1
             self.requests += 1
-            response = await transport.send(request)
+            response = await self._send(transport, request, pace)
             response.attempts = attempts
             retryable = response.transient or response.status in TRANSIENT_STATUSES
             if not retryable or attempts > self.settings.retries:
@@ -104,6 +121,23 @@ class Fetcher:
             await self.sleep(wait)
             if pace is not None:
                 await pace()
+
+    async def _send(
+        self,
+        transport: Transport,
+        request: Request,
+        pace: Callable[[], Awaitable[None]] | None,
+    ) -> Response:
+        """One answer; a redirect to itself that sets a cookie is asked again, with it."""
+        response = await transport.send(request)
+        rounds = 0
+        while rounds < COOKIE_ROUNDS and wants_cookie_back(request.url, response):
+            rounds += 1
+            if pace is not None:
+                await pace()
+            self.requests += 1
+            response = await transport.send(request)
+        return response
 
     def request(
         self,
@@ -136,4 +170,4 @@ class Fetcher:
         )
 
 
-__all__ = ["Fetcher", "Response", "retry_wait"]
+__all__ = ["Fetcher", "Response", "retry_wait", "wants_cookie_back"]

@@ -41,6 +41,7 @@ READ_HEADERS = frozenset(
         b"etag",
         b"last-modified",
         b"retry-after",
+        b"set-cookie",  # whether one came: libcurl's cookie engine keeps it
     }
 )
 

@@ -60,6 +60,7 @@ class Response:
     attempts: int = 1
     elapsed: float = 0.0
     reused: bool = False  # it went over a connection an earlier request left open
+    sets_cookie: bool = False  # it carried a Set-Cookie header
 
     @property
     def is_page(self) -> bool:

@@ -8,7 +8,7 @@ in SSL_CERT_FILE, it is trusted like any other and the same links are fine.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ import trustme
 
 from tests import sitesrv
 from tests.conftest import Runner, Serve, by_url
-from tests.sitesrv import Page, html
+from tests.sitesrv import Handler, Page, html
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +24,12 @@ def ca() -> trustme.CA:
     return trustme.CA()
 
 
-def https_site(ca: trustme.CA, pages: dict[str, Page]) -> sitesrv.TestSite:
-    site = sitesrv.TestSite(pages)
+def https_site(
+    ca: trustme.CA, pages: Mapping[str, Page | Handler], host: str = "127.0.0.1"
+) -> sitesrv.TestSite:
+    site = sitesrv.TestSite(pages, host)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
+    ca.issue_cert(host).configure_cert(context)
     # the handshake happens in the handler thread, so a refused one never stalls the server
     site._server.socket = context.wrap_socket(
         site._server.socket, server_side=True, do_handshake_on_connect=False
