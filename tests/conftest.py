@@ -38,6 +38,22 @@ T = TypeVar("T")
 # the ``serve`` fixture: starts a site of the given pages, stopped when the test ends
 Serve = Callable[[Mapping[str, Page | Handler]], TestSite]
 
+# the tests' servers are on loopback, reached directly: a proxy of the environment (a CI
+# runner's) is for none of them, in this process or in the commands it starts; the tests
+# of proxies set their own
+for _variable in (
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+    "LINKPATROL_PROXY_PASSWORD",
+):
+    os.environ.pop(_variable, None)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
