@@ -149,6 +149,7 @@ class SiteSettings:
     tls: tuple[TlsHost, ...] = ()
     site_tables: tuple[SiteTable, ...] = ()
     no_private: bool = False
+    proxy: str | None = None  # None: the environment's; "": none
     base_url: str | None = None
     root_dir: str | None = None
     offline: bool = False

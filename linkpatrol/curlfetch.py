@@ -50,6 +50,7 @@ from linkpatrol.httpparts import (
     MAX_HEADER_LINE,
     MAX_HEADERS,
     NOT_HTTP,
+    PROXY_AUTHENTICATION_REQUIRED,
     TOO_MANY_HEADERS,
     CurlError,
     Failure,
@@ -59,11 +60,13 @@ from linkpatrol.httpparts import (
     parse_content_type,
     parse_head,
     parse_retry_after,
+    proxy_refused,
     sniff_html,
 )
 from linkpatrol.local import FileTransport
 from linkpatrol.loops import unwatch, watch
 from linkpatrol.model import Reason
+from linkpatrol.proxies import Proxy
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.tls import TlsPolicy
 from linkpatrol.transport import Request, Response
@@ -589,6 +592,7 @@ class CurlTransport:
         handle.setopt(pycurl.ACCEPT_ENCODING, ACCEPT_ENCODING)
         handle.setopt(pycurl.PATH_AS_IS, 1)
         handle.setopt(pycurl.DNS_CACHE_TIMEOUT, DNS_CACHE_SECONDS)
+        handle.setopt(pycurl.NOPROXY, "")  # the fetcher applied no_proxy already
         return handle
 
     async def send(self, request: Request) -> Response:
@@ -656,7 +660,15 @@ class CurlTransport:
         milliseconds = max(1, round(request.timeout * 1000))
         handle.setopt(pycurl.TIMEOUT_MS, milliseconds)
         handle.setopt(pycurl.CONNECTTIMEOUT_MS, milliseconds)
-        handle.setopt(pycurl.PROXY, request.proxy or "")  # "": not the environment's either
+        proxy = request.proxy
+        # the proxy the fetcher chose; "": none, not the environment's either
+        handle.setopt(pycurl.PROXY, proxy.url if proxy is not None else "")
+        if proxy is not None and proxy.username is not None:
+            handle.setopt(pycurl.PROXYUSERNAME, proxy.username)
+            handle.setopt(pycurl.PROXYPASSWORD, proxy.password or "")
+        else:
+            handle.unsetopt(pycurl.PROXYUSERNAME)
+            handle.unsetopt(pycurl.PROXYPASSWORD)
         handle.setopt(pycurl.HEADERFUNCTION, transfer.on_header)
         handle.setopt(pycurl.WRITEFUNCTION, transfer.on_body)
         if pinned is not None:
@@ -670,7 +682,7 @@ class CurlTransport:
         return handle
 
     async def _perform(
-        self, handle: Any, transfer: _Transfer, host: str, proxy: str | None, timeout: float
+        self, handle: Any, transfer: _Transfer, host: str, proxy: Proxy | None, timeout: float
     ) -> Failure | None:
         """Run the transfer to its end; why it failed, if it did."""
         assert self._loop is not None
@@ -698,6 +710,12 @@ class CurlTransport:
         if code == 0 or (transfer.stopped and code == E_WRITE_ERROR):
             if transfer.status is None:
                 return NOT_HTTP
+            if (
+                proxy is not None
+                and transfer.status == PROXY_AUTHENTICATION_REQUIRED
+                and not handle.getinfo(pycurl.HTTP_CONNECTCODE)
+            ):  # not tunnelled: the proxy's own answer
+                return proxy_refused(transfer.status, proxy.username is not None)
             transfer.finish()
             return None
         if transfer.status is not None:
@@ -715,7 +733,7 @@ class CurlTransport:
         handle: Any,
         transfer: _Transfer,
         host: str,
-        proxy: str | None,
+        proxy: Proxy | None,
         timeout: float,
     ) -> Failure:
         """Why a transfer failed, in words and as what may be made of it."""
@@ -728,8 +746,9 @@ class CurlTransport:
             host,
             timeout,
             os_errno=handle.getinfo(pycurl.OS_ERRNO),
-            proxy=proxy,
+            proxy=proxy.url if proxy is not None else None,
             proxy_status=handle.getinfo(pycurl.HTTP_CONNECTCODE) if proxy else 0,
+            proxy_login=proxy is not None and proxy.username is not None,
             refused=refused,
             status=transfer.status,
             content_length=transfer.content_length(),

@@ -17,12 +17,14 @@ that lets nobody in without its cookie answers this way).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Awaitable, Callable
 
 from linkpatrol import __version__
 from linkpatrol.config import SiteSettings
 from linkpatrol.httpparts import TRANSIENT_STATUSES, merge_headers
+from linkpatrol.proxies import Proxies, Proxy
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.transport import Request, Response, Transport
 from linkpatrol.urls import BadURL, canonical
@@ -59,7 +61,8 @@ def wants_cookie_back(url: str, response: Response) -> bool:
 class Fetcher:
     """Everything about a request but the network, which is ``transport``'s (``files``'
     for ``file:`` URLs, if given). ``requests`` counts every request sent, retries
-    included, each before the fetch first waits."""
+    included, each before the fetch first waits. ``proxies``: --proxy and the
+    environment's, read from it here unless given (ConfigError for a bad one)."""
 
     def __init__(
         self,
@@ -68,8 +71,10 @@ class Fetcher:
         files: Transport | None = None,
         sites: SiteMatcher | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        proxies: Proxies | None = None,
     ) -> None:
         self.settings = settings
+        self.proxies = Proxies(settings.proxy, os.environ) if proxies is None else proxies
         self.transport = transport
         self.files = transport if files is None else files
         self.sites = SiteMatcher(settings.site_tables) if sites is None else sites
@@ -150,8 +155,10 @@ class Fetcher:
         limit: int | None = None,
     ) -> Request:
         """The request as sent: matched to its ``[[site]]`` table on this very URL, so
-        credentials stay where their prefix is."""
+        credentials stay where their prefix is; through its table's proxy, else the
+        crawl's."""
         site = self.sites.for_url(url, robots)
+        proxy = Proxy(site.proxy) if site.proxy else self.proxies.for_url(url)
         sent = self.base_headers
         if headers or site.headers:
             sent = merge_headers(sent, headers or {}, site.headers)
@@ -164,7 +171,7 @@ class Fetcher:
             site.timeout or self.settings.timeout,
             want_body,
             any_type,
-            site.proxy,
+            proxy,
             site.ca_bundle,
             site.insecure,
         )

@@ -309,11 +309,28 @@ class CurlError:
     os_errno: int = 0  # the system's error of the last connect, send or receive
     proxy: str | None = None
     proxy_status: int = 0  # the proxy's answer to CONNECT, 0 if none
+    proxy_login: bool = False  # a user name and password were given to the proxy
     refused: str | None = None  # the addresses --no-private kept us from, as the guard says
     status: int | None = None  # the status line read, if one was
     content_length: int | None = None
     received: int = 0  # bytes of body received
     encoding: str = ""  # the Content-Encoding, as sent
+
+
+PROXY_AUTHENTICATION_REQUIRED = 407
+
+
+def proxy_refused(status: int, login: bool) -> Failure:
+    """A proxy's refusal to carry a request (its answer to CONNECT, or to the request
+    itself), ``login``: with a user name and password."""
+    if status == PROXY_AUTHENTICATION_REQUIRED:
+        if login:
+            words = f"the proxy refused the user name and password: HTTP {status}"
+        else:
+            words = f"the proxy wants a user name and password: HTTP {status}"
+        return Failure(words, False, False, Reason.CONNECTION)
+    transient = status in TRANSIENT_STATUSES
+    return Failure(f"the proxy refused: HTTP {status}", transient, False, Reason.CONNECTION)
 
 
 def describe_curl_error(error: CurlError) -> Failure:
@@ -329,8 +346,7 @@ def describe_curl_error(error: CurlError) -> Failure:
     if proxy:
         status = error.proxy_status
         if status and not 200 <= status < 300:
-            transient = status in TRANSIENT_STATUSES
-            return Failure(f"the proxy refused: HTTP {status}", transient, False, Reason.CONNECTION)
+            return proxy_refused(status, error.proxy_login)
         if code == E_COULDNT_RESOLVE_PROXY:
             unknown = f"DNS failure: cannot resolve {urlsplit(proxy).hostname}"
             return Failure(unknown, False, False, Reason.DNS)
@@ -401,5 +417,6 @@ __all__ = [
     "parse_content_type",
     "parse_head",
     "parse_retry_after",
+    "proxy_refused",
     "sniff_html",
 ]

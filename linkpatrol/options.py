@@ -16,6 +16,7 @@ from typing import Any
 
 from linkpatrol import __version__
 from linkpatrol.model import AnchorMode, ConfigError, FailOn, RedirectMode, ReportFormat
+from linkpatrol.proxies import PASSWORD_VARIABLE, proxy_option
 from linkpatrol.tls import format_host, parse_host
 
 DEFAULT_CONFIG = "linkpatrol.toml"
@@ -642,6 +643,16 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=hosts,
         metavar="HOST",
+    ),
+    Option(
+        ("--proxy",),
+        "proxy for every request, instead of http_proxy, https_proxy, all_proxy: "
+        f"scheme://[USER@]HOST:PORT, the password in {PASSWORD_VARIABLE} "
+        "('': none, not the environment's either)",
+        field="proxy",
+        convert=proxy_option,
+        metavar="URL",
+        example="http://proxy.example.org:3128",
     ),
     Option(
         ("--no-private",),

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from linkpatrol.model import PAGE_TYPES, Reason
+from linkpatrol.proxies import Proxy
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One request as the fetcher settled it: every header to send, the body limit, and
-    what its ``[[site]]`` table says of the connection."""
+    """One request as the fetcher settled it: every header to send, the body limit, the
+    proxy it goes through, and what its ``[[site]]`` table says of the connection."""
 
     method: str
     url: str
@@ -34,7 +35,7 @@ class Request:
     timeout: float  # seconds for the whole exchange
     want_body: bool = False
     any_type: bool = False  # a body of any type, not only a page's
-    proxy: str | None = None
+    proxy: Proxy | None = None
     ca_bundle: str | None = None
     insecure: bool = False
 

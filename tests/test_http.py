@@ -180,7 +180,16 @@ CURL_ERRORS: list[tuple[CurlError, tuple[str, bool, bool]]] = [
     ),
     (
         _error(pycurl.E_RECV_ERROR, proxy="http://proxy.test:3128", proxy_status=407),
-        ("the proxy refused: HTTP 407", False, False),
+        ("the proxy wants a user name and password: HTTP 407", False, False),
+    ),
+    (
+        _error(
+            pycurl.E_RECV_ERROR,
+            proxy="http://proxy.test:3128",
+            proxy_status=407,
+            proxy_login=True,
+        ),
+        ("the proxy refused the user name and password: HTTP 407", False, False),
     ),
     (
         _error(pycurl.E_RECV_ERROR, proxy="http://proxy.test:3128", proxy_status=503),
@@ -277,7 +286,7 @@ CURL_ERRORS: list[tuple[CurlError, tuple[str, bool, bool]]] = [
 R = Reason
 CURL_REASONS = [
     R.TIMEOUT, R.REFUSED, R.CONNECTION, R.CONNECTION, R.CONNECTION, R.CONNECTION,
-    R.CONNECTION, R.CONNECTION, R.DNS, R.DNS, R.TLS, R.TLS, R.TLS, R.CONNECTION,
+    R.CONNECTION, R.CONNECTION, R.CONNECTION, R.DNS, R.DNS, R.TLS, R.TLS, R.TLS, R.CONNECTION,
     R.CONNECTION, R.CONNECTION, R.PROTOCOL, R.CONNECTION, R.CONNECTION, R.PROTOCOL,
     R.PROTOCOL, R.PROTOCOL, R.INVALID_URL, R.PROTOCOL,
 ]  # fmt: skip
