@@ -9,6 +9,7 @@ the report or the log. ``[[site]]`` cookies are sent alongside, in the same head
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,10 @@ from pathlib import Path
 import pytest
 import trustme
 
+from linkpatrol.config import SiteSettings
+from linkpatrol.fetch import COOKIE_ROUNDS, Fetcher
+from linkpatrol.proxies import NO_PROXIES
+from linkpatrol.transport import MemoryTransport, Response
 from tests import sitesrv
 from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Handler, Page, html
@@ -184,3 +189,28 @@ def test_a_secure_cookie_never_goes_over_http(
     assert code == 0
     assert [h.path for h in plain.requests()] == ["/robots.txt", "/page"]
     assert cookie_lines(plain, "127.0.0.2") == []
+
+
+# ---- the fetcher's part, without a network ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "asked"),
+    [
+        (Response("GET", 302, location="/gate", sets_cookie=True), 1 + COOKIE_ROUNDS),
+        (Response("GET", 302, location="/gate"), 1),  # no cookie: a loop, asked once
+        (Response("GET", 302, location="/other", sets_cookie=True), 1),  # followed as a link
+        (Response("GET", 200, sets_cookie=True), 1),
+    ],
+)
+def test_only_a_redirect_to_itself_that_sets_a_cookie_is_asked_again(
+    answer: Response, asked: int
+) -> None:
+    transport = MemoryTransport({"http://site.test/gate": answer})
+    fetcher = Fetcher(SiteSettings(), transport, proxies=NO_PROXIES)
+
+    response = asyncio.run(fetcher.fetch("GET", "http://site.test/gate"))
+
+    assert response.status == answer.status
+    assert transport.requested() == ["http://site.test/gate"] * asked
+    assert fetcher.requests == asked
