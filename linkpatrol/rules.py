@@ -263,10 +263,9 @@ def judge_redirect(
 ) -> Verdict:
     """A redirect of ``url`` (with ``status``) to ``location``, which canonicalizes to
     ``target``, or is no URL for the reason ``invalid``."""
-    if not location:
-        return Verdict(
-            State.BROKEN, Reason.REDIRECT, f"HTTP {status} redirect without a Location header"
-        )
+    if not location:  # browsers show such an answer as it is: not dead, but no redirect
+        error = f"HTTP {status} redirect without a target (no Location header)"
+        return Verdict(State.WARNING, Reason.REDIRECT, error)
     if target is None:
         error = f"redirect to an invalid URL ({invalid}): {location[:200]}"
         return Verdict(State.BROKEN, Reason.REDIRECT, error)

@@ -276,3 +276,28 @@ def test_a_start_url_that_redirects_takes_the_site_with_it(run: Runner, serve: S
     assert urls[far.url("/login")]["action"] == "check"
     assert far.counts("GET")["/login"] == 0
     assert far.url("/x") not in urls
+
+
+def test_a_redirect_without_a_target_is_a_warning(run: Runner, serve: Serve) -> None:
+    site = serve(
+        {
+            "/robots.txt": no_robots(),
+            "/": Page(html('<a href="/nowhere">nowhere</a>', '<a href="/choices">choices</a>')),
+            "/nowhere": Page("", status=302, etag=False),
+            "/choices": Page("", status=300, etag=False),
+        }
+    )
+
+    proc = run.check(site.url("/"))
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken, 2 warnings," in proc.stdout
+    assert "warning: HTTP 302 redirect without a target (no Location header)" in proc.stdout
+    report = json.loads(run("report", "--db", run.db, "--format", "json").stdout)
+    nowhere = by_url(report)[site.url("/nowhere")]
+    assert (nowhere["state"], nowhere["reason"], nowhere["redirect_to"]) == (
+        "warning",
+        "redirect",
+        None,
+    )
+    assert by_url(report)[site.url("/choices")]["state"] == "warning"

@@ -295,7 +295,8 @@ def test_ghost_links_of_a_failing_page(known: dict[str, Any], now: float, follow
     ("location", "target", "invalid", "verdict"),
     [
         ("/new", "http://h.test/new", None, Verdict(State.REDIRECT)),
-        (None, None, None, Verdict(State.BROKEN, Reason.REDIRECT, "HTTP 301 redirect without a Location header")),
+        # browsers show a 3xx without a Location as it is: no redirect, but nothing dead
+        (None, None, None, Verdict(State.WARNING, Reason.REDIRECT, "HTTP 301 redirect without a target (no Location header)")),
         ("http://[x", None, "bad host", Verdict(State.BROKEN, Reason.REDIRECT, "redirect to an invalid URL (bad host): http://[x")),
         ("/page", U, None, Verdict(State.BROKEN, Reason.REDIRECT_LOOP, "redirect loop: redirects to itself")),
         ("javascript:go()", "javascript:go()", None, Verdict(State.BROKEN, Reason.REDIRECT, "redirect to a javascript: URL, which browsers do not follow")),
