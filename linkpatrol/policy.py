@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import Action, ConfigError
-from linkpatrol.rules import default_action, trap
+from linkpatrol.rules import chosen_action, default_action, trap
 from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, path_depth
 
 
@@ -177,6 +177,15 @@ class Policy:
         return url.startswith(self.site_prefixes)
 
     def action(self, url: str) -> Action:
+        """The hook's answer, else the first matching ``[[rule]]``'s, else the default."""
+        local = self._local(url)
+        chosen = self._chosen(url)
+        if chosen is None:
+            return default_action(url, self.site_prefixes, local, self.settings.offline)
+        return chosen_action(chosen, url, local)
+
+    def _chosen(self, url: str) -> Action | None:
+        """What the hooks file's action(), else the first matching ``[[rule]]``, says."""
         if self._hook_action is not None:
             try:
                 answer = self._hook_action(url)
@@ -195,12 +204,12 @@ class Policy:
         for rule in self._rules:
             if rule.matches(url):
                 return rule.action
-        return self.default_action(url)
+        return None
 
-    def default_action(self, url: str) -> Action:
+    def _local(self, url: str) -> bool:
+        """A ``file:`` URL under the checked folder."""
         mount = self.mount
-        local = url.startswith("file:") and mount is not None and mount.path_of(url) is not None
-        return default_action(url, self.site_prefixes, local, self.settings.offline)
+        return url.startswith("file:") and mount is not None and mount.path_of(url) is not None
 
     def limit_reason(self, url: str) -> str | None:
         """Why a URL is not requested although its action says so (a crawler-trap guard)."""

@@ -51,19 +51,35 @@ class Verdict(NamedTuple):
 # ---- a URL's action, and the guards against crawler traps --------------------------------
 
 
+def requestable(url: str, local: bool) -> bool:
+    """Whether linkpatrol can request a URL at all: an ``http``/``https`` one, or a
+    ``file:`` URL when ``local`` (under the checked folder)."""
+    return is_http(url) or (local and url.startswith("file:"))
+
+
 def default_action(url: str, site: tuple[str, ...], local: bool, offline: bool) -> Action:
     """The action of a URL that no hook or ``[[rule]]`` decided: the site's pages (under
     one of the ``site`` prefixes) are parsed, other web URLs checked, anything else only
     recorded. A ``file:`` URL is read only when ``local`` (under the checked folder), never
     for a web page; a URL with a user name or password, or any with ``--offline``, is
     recorded."""
+    if not requestable(url, local):
+        return Action.RECORD
     if url.startswith("file:"):
-        if not local:
-            return Action.RECORD
         return Action.PARSE if url.startswith(site) else Action.CHECK
-    if not is_http(url) or has_userinfo(url) or offline:
+    if has_userinfo(url) or offline:
         return Action.RECORD
     return Action.PARSE if url.startswith(site) else Action.CHECK
+
+
+def chosen_action(action: Action, url: str, local: bool) -> Action:
+    """The action a hook or ``[[rule]]`` chose for a URL: to parse or check one that
+    linkpatrol cannot request (``ftp:``, ``mailto:``, a ``file:`` URL of a web page) is to
+    record it, as the default does, rather than to judge it by a request that cannot be
+    made."""
+    if (action is Action.PARSE or action is Action.CHECK) and not requestable(url, local):
+        return Action.RECORD
+    return action
 
 
 def trap(userinfo: bool, depth: int, max_depth: int) -> str | None:

@@ -7,6 +7,7 @@ more than ten hops are broken; ``--redirects report`` lists redirects as warning
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Page, html
@@ -301,3 +302,46 @@ def test_a_redirect_without_a_target_is_a_warning(run: Runner, serve: Serve) -> 
         None,
     )
     assert by_url(report)[site.url("/choices")]["state"] == "warning"
+
+
+def test_a_redirect_to_a_scheme_not_checked_records_its_target(run: Runner, serve: Serve) -> None:
+    """Like a link to it: an ``ftp:`` or ``tel:`` target is recorded, even where a rule
+    asks to check every URL of the domain, as no request can check it."""
+    targets = {
+        "/to-ftp": "ftp://ftp.example.org/pub/file.txt",
+        "/to-tel": "tel:+15551234",
+        "/to-mailto": "mailto:someone@example.org",
+    }
+    site = serve(
+        {
+            "/robots.txt": no_robots(),
+            "/": Page(
+                html(
+                    *[f'<a href="{path}">x</a>' for path in targets],
+                    '<a href="ftp://ftp.example.org/pub/other.txt">a link to one</a>',
+                )
+            ),
+            **{path: moved(target, status=302) for path, target in targets.items()},
+        }
+    )
+    Path(run.cwd, "linkpatrol.toml").write_text(
+        '[[rule]]\nregex = "example\\\\.org|^tel:"\naction = "check"\n', encoding="utf-8"
+    )
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0, report
+    urls = by_url(report)
+    for path, target in targets.items():
+        assert (urls[site.url(path)]["state"], urls[site.url(path)]["redirect_to"]) == (
+            "redirect",
+            target,
+        )
+        assert (urls[target]["action"], urls[target]["state"], urls[target]["error"]) == (
+            "record",
+            "unchecked",
+            None,
+        )
+        assert urls[target]["referrers"] == [{"url": site.url(path), "line": None}]
+    linked = urls["ftp://ftp.example.org/pub/other.txt"]
+    assert (linked["action"], linked["state"]) == ("record", "unchecked")

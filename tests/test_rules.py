@@ -13,6 +13,7 @@ from linkpatrol.rules import (
     RuleOptions,
     Verdict,
     admit,
+    chosen_action,
     default_action,
     discovered,
     follows_ghost,
@@ -86,6 +87,27 @@ SITE = ("http://h.test/docs/", "file:///d/")
 )
 def test_default_action(url: str, local: bool, offline: bool, action: Action) -> None:
     assert default_action(url, SITE, local, offline) is action
+
+
+@pytest.mark.parametrize(
+    ("chosen", "url", "local", "action"),
+    [
+        (Action.CHECK, "https://other.test/", False, Action.CHECK),
+        (Action.PARSE, "http://bob:pw@h.test/docs/", False, Action.PARSE),  # the trap guard holds it
+        (Action.IGNORE, "ftp://h.test/x", False, Action.IGNORE),
+        (Action.RECORD, "https://other.test/", False, Action.RECORD),
+        # what linkpatrol cannot request is recorded, whatever a rule or hook asks
+        (Action.CHECK, "ftp://h.test/x", False, Action.RECORD),
+        (Action.PARSE, "tel:+15551234", False, Action.RECORD),
+        (Action.CHECK, "mailto:a@h.test", False, Action.RECORD),
+        (Action.CHECK, "file:///etc/passwd", False, Action.RECORD),  # linked from a web page
+        (Action.PARSE, "file:///elsewhere/a.html", True, Action.PARSE),
+    ],
+)  # fmt: skip
+def test_an_action_chosen_by_a_rule_or_hook(
+    chosen: Action, url: str, local: bool, action: Action
+) -> None:
+    assert chosen_action(chosen, url, local) is action
 
 
 @pytest.mark.parametrize(
@@ -301,6 +323,9 @@ def test_ghost_links_of_a_failing_page(known: dict[str, Any], now: float, follow
         ("/page", U, None, Verdict(State.BROKEN, Reason.REDIRECT_LOOP, "redirect loop: redirects to itself")),
         ("javascript:go()", "javascript:go()", None, Verdict(State.BROKEN, Reason.REDIRECT, "redirect to a javascript: URL, which browsers do not follow")),
         ("data:,x", "data:,x", None, Verdict(State.BROKEN, Reason.REDIRECT, "redirect to a data: URL, which browsers do not follow")),
+        # a browser hands these to another program; the target is recorded as a link to it is
+        ("ftp://h.test/f", "ftp://h.test/f", None, Verdict(State.REDIRECT)),
+        ("mailto:a@h.test", "mailto:a@h.test", None, Verdict(State.REDIRECT)),
     ],
 )  # fmt: skip
 def test_judging_a_redirect(
