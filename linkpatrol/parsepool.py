@@ -173,8 +173,10 @@ class LinkDecider:
         """A link not decided before, under its cache key."""
         try:
             target = self.policy.normalize(raw, base, query_encoding)
-        except BadURL as exc:
-            answer: _Answer = (raw[:2048], Action.CHECK, str(exc))
+        except BadURL as exc:  # decided, and reported, as written
+            written = raw[:2048]
+            action = self.policy.action(written, invalid=True)
+            answer: _Answer = None if action is Action.IGNORE else (written, action, str(exc))
         else:
             action = self.policy.action(target)
             if target == key[0]:

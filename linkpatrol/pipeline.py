@@ -12,9 +12,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from linkpatrol.model import Action, Discovered, Outcome, Reason, State, Task
+from linkpatrol.model import Action, Discovered, Outcome, State, Task
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.policy import Policy
+from linkpatrol.rules import Verdict, settled_link
 from linkpatrol.store import CrawlMemory
 
 StoreCall = Callable[..., Awaitable[Any]]  # runs a store method on the store's own thread
@@ -82,10 +83,11 @@ class Pipeline:
             if found.url in self._announced:
                 continue
             self._announced.add(found.url)
-            settled = Outcome(0, found.action, State.UNCHECKED, checked=False)
-            if found.invalid is not None:
-                settled.state, settled.error = State.BROKEN, f"invalid URL: {found.invalid}"
-                settled.reason = Reason.INVALID_URL
+            invalid = None if found.invalid is None else f"invalid URL: {found.invalid}"
+            verdict = settled_link(found.action, invalid) or Verdict(State.UNCHECKED)
+            settled = Outcome(0, found.action, verdict.state, checked=False)
+            settled.reason, settled.error = verdict.reason, verdict.error
+            if verdict.state is State.BROKEN:
                 self.stats.broken += 1
             self.observer.url_checked(found.url, settled)
 
@@ -102,7 +104,7 @@ class Pipeline:
             for url, line in links:
                 action = actions.get(url)
                 if action is None:
-                    action = actions[url] = self.policy.action(url)
+                    action = actions[url] = self.policy.remembered_action(url)
                 if action is not Action.IGNORE:
                     decided.append(Discovered(url, line, action))
             found[url_id] = decided

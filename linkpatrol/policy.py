@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import Action, ConfigError
 from linkpatrol.rules import chosen_action, default_action, trap
-from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, path_depth
+from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, is_valid, path_depth
 
 
 def _bare_host(url: str) -> tuple[str, int | None]:
@@ -176,13 +176,26 @@ class Policy:
     def in_site(self, url: str) -> bool:
         return url.startswith(self.site_prefixes)
 
-    def action(self, url: str) -> Action:
-        """The hook's answer, else the first matching ``[[rule]]``'s, else the default."""
-        local = self._local(url)
+    def action(self, url: str, invalid: bool = False) -> Action:
+        """The hook's answer, else the first matching ``[[rule]]``'s, else the default.
+
+        A link that is no URL (``invalid``) is decided on its text as written, by the same
+        hook and rules; by default it is checked, that is, reported as invalid."""
         chosen = self._chosen(url)
+        if invalid:
+            return Action.CHECK if chosen is None else chosen
+        local = self._local(url)
         if chosen is None:
             return default_action(url, self.site_prefixes, local, self.settings.offline)
         return chosen_action(chosen, url, local)
+
+    def remembered_action(self, url: str) -> Action:
+        """The action of a link the memory holds: a URL, or an invalid link as written
+        (which no default records)."""
+        action = self.action(url)
+        if action is Action.RECORD and not is_valid(url):
+            return self.action(url, invalid=True)
+        return action
 
     def _chosen(self, url: str) -> Action | None:
         """What the hooks file's action(), else the first matching ``[[rule]]``, says."""

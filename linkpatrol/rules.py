@@ -339,6 +339,16 @@ def robots_verdict(
 # ---- discovered URLs and their limits ---------------------------------------------------
 
 
+def settled_link(action: Action, invalid: str | None) -> Verdict | None:
+    """A link settled without a request: one only recorded, and one that is no URL
+    (``invalid`` says why), which is broken unless a hook or ``[[rule]]`` records it (it
+    is then unchecked, and still says why it is no URL)."""
+    if invalid is None:
+        return Verdict(State.UNCHECKED) if action is Action.RECORD else None
+    state = State.UNCHECKED if action is Action.RECORD else State.BROKEN
+    return Verdict(state, Reason.INVALID_URL, invalid)
+
+
 def discovered(
     action: Action,
     invalid: str | None,
@@ -352,10 +362,9 @@ def discovered(
     limit), or None to queue it. ``invalid`` says why it is no URL (as linked now, or as
     found before); ``seen`` counts the pass's URLs so far, ``similar`` those of its
     ``pattern`` (None when it has no number-only segment)."""
-    if invalid is not None:
-        return Verdict(State.BROKEN, Reason.INVALID_URL, invalid)
-    if action is Action.RECORD:
-        return Verdict(State.UNCHECKED)
+    settled = settled_link(action, invalid)
+    if settled is not None:
+        return settled
     if max_urls and seen >= max_urls:
         error = f"not checked: --max-urls limit of {max_urls} URLs reached"
         return Verdict(State.UNCHECKED, Reason.LIMIT, error)

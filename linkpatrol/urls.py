@@ -19,6 +19,7 @@ __all__ = [
     "canonical",
     "has_userinfo",
     "is_http",
+    "is_valid",
     "local_path",
     "origin",
     "path_depth",
@@ -420,6 +421,15 @@ def canonical(raw: str, base: str | None = None, query_encoding: str | None = No
         raise
     except ValueError as exc:
         raise BadURL("invalid URL") from exc
+
+
+def is_valid(url: str) -> bool:
+    """Whether ``url`` (absolute) has a canonical form: False for a link that is no URL."""
+    try:
+        _canonical(url, None)
+    except ValueError:
+        return False
+    return True
 
 
 def _split(url: str) -> tuple[str, str, str]:

@@ -257,3 +257,53 @@ def test_a_start_url_moving_to_https_or_www_moves_the_site_but_not_to_other_host
     assert not policy.extend_site("http://example.org/", "https://login.example.net/")
     assert not policy.extend_site("http://example.org/", "http://example.org:8080/")
     assert not policy.in_site("https://login.example.net/x")
+
+
+def test_rules_and_hooks_decide_links_that_are_no_urls(run: Runner, serve: Serve) -> None:
+    """Placeholder text in a page is no URL; a rule or hook may still ignore or record it,
+    matched on the link as written (as the report shows it), in every pass."""
+    site = serve(
+        {
+            "/robots.txt": Page("", status=404),
+            "/": Page(
+                html(
+                    "<p>Clone <a href='http://&lt;servername&gt;/repo.git'>it</a></p>",
+                    "<p><a href='http://&lt;servername&gt;/docs/'>docs</a></p>",
+                    "<p><a href='http://[fe80::1/status'>status</a></p>",
+                    "<p><a href='http://example.org:99999/'>a typo</a></p>",
+                    "<p><a href='//exa mple.org/'>another</a></p>",
+                    "<p><a href='/fine.html'>fine</a></p>",
+                )
+            ),
+            "/fine.html": Page("fine"),
+        }
+    )
+    Path(run.cwd, "linkpatrol.toml").write_text(
+        '[[rule]]\nprefix = "http://<servername>/"\naction = "ignore"\n', encoding="utf-8"
+    )
+    Path(run.cwd, "hooks.py").write_text(
+        "def action(url):\n    return 'record' if url.startswith('http://[fe80::') else None\n",
+        encoding="utf-8",
+    )
+
+    for _ in range(2):  # the second pass reads the page's links from the memory (304)
+        code, report = run.check_json(site.url("/"), "--hooks", "hooks.py")
+
+        urls = by_url(report)
+        assert not [u for u in urls if "servername" in u], report
+        status = urls["http://[fe80::1/status"]
+        assert (status["action"], status["state"], status["reportable"]) == (
+            "record",
+            "unchecked",
+            False,
+        )
+        assert (status["reason"], status["error"]) == (
+            "invalid-url",
+            "invalid URL: invalid IPv6 address",
+        )
+        assert status["referrers"] == [{"url": site.url("/"), "line": 3}]
+        for typo in ("http://example.org:99999/", "//exa mple.org/"):  # decided by neither
+            assert (urls[typo]["state"], urls[typo]["reason"]) == ("broken", "invalid-url")
+        assert report["summary"]["broken"] == 2
+        assert code == 1
+    assert [hit.status for hit in site.requests() if hit.path == "/"] == [200, 304]

@@ -382,6 +382,9 @@ def test_robots(
         (Action.CHECK, None, 10, 100, 3, 3, Verdict(State.UNCHECKED, Reason.LIMIT, "not checked: --max-similar limit of 3 URLs like /d/#")),
         (Action.CHECK, None, 10, 100, 2, 3, None),
         (Action.CHECK, "invalid URL: x", 100, 100, 3, 3, Verdict(State.BROKEN, Reason.INVALID_URL, "invalid URL: x")),
+        # a hook or rule that records a link that is no URL: unchecked, still saying why
+        (Action.RECORD, "invalid URL: invalid host", 10, 100, 0, 0, Verdict(State.UNCHECKED, Reason.INVALID_URL, "invalid URL: invalid host")),
+        (Action.PARSE, "invalid URL: invalid host", 10, 100, 0, 0, Verdict(State.BROKEN, Reason.INVALID_URL, "invalid URL: invalid host")),
     ],
 )  # fmt: skip
 def test_discovered_urls_and_their_limits(

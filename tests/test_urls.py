@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linkpatrol.config import SiteSettings
+from linkpatrol.config import Rule, SiteSettings
 from linkpatrol.extract import extract_html
 from linkpatrol.model import Action
 from linkpatrol.parsepool import LinkDecider
@@ -569,6 +569,31 @@ def test_spellings_of_one_resource_on_a_page_are_one_url_with_each_line() -> Non
     assert lines[SITE + "~user/"] == [7, 8]
     assert lines["http://example.com/p"] == [13, 14]
     assert lines[SITE + "x%2Fy.html"] == [21, 22]
+
+
+def test_rules_decide_links_that_are_no_urls_as_written() -> None:
+    rules = (
+        Rule("prefix", "http://<servername>/", Action.IGNORE),
+        Rule("glob", "http://[fe80::*", Action.RECORD),
+        Rule("regex", "^http://example", Action.CHECK),
+    )
+    decider = LinkDecider(Policy(SiteSettings(start_urls=(SITE,), rules=rules)))
+    body = html(
+        "<a href='http://&lt;servername&gt;/repo.git'>placeholder</a>",
+        "<a href='http://[fe80::1/status'>recorded</a>",
+        "<a href='http://example.org:99999/'>checked: reported as invalid</a>",
+        "<a href='//exa mple.org/'>by default reported as invalid</a>",
+    )
+
+    links = decider.page(extract_html(body.encode()), SITE)[0]
+
+    assert [(url, line, action, invalid) for url, line, action, invalid, _ in links] == [
+        ("http://[fe80::1/status", 2, Action.RECORD, "invalid IPv6 address"),
+        ("http://example.org:99999/", 3, Action.CHECK, "invalid port"),
+        ("//exa mple.org/", 4, Action.CHECK, "invalid host"),
+    ]
+    assert decider.policy.remembered_action("//exa mple.org/") is Action.CHECK
+    assert decider.policy.remembered_action("mailto:a@example.org") is Action.RECORD
 
 
 def test_links_on_a_page_with_a_base_resolve_against_the_base() -> None:

@@ -202,7 +202,8 @@ class FrontierPart(SchemaPart):
         for chunk in d.chunks(unknown):
             condition, values = d.member_url(chunk)
             for url_id, url, seen, error in s.execute(
-                "SELECT id, url, seen_pass, CASE WHEN state = 'broken' AND http_status IS NULL "
+                "SELECT id, url, seen_pass, CASE WHEN state IN ('broken', 'unchecked') "
+                "AND http_status IS NULL "
                 "AND last_good IS NULL AND reason = 'invalid-url' THEN error END "
                 f"FROM urls WHERE {condition}",
                 values,
