@@ -53,6 +53,12 @@ _RESERVED = "!$&'()*+,;=:@/?[]"
 _ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]%]")
 _LONE_PERCENT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+# what WHATWG URL percent-encodes in a URL of a scheme of its own (mailto:): in the path
+# the C0 controls and all beyond ASCII, in the query also space " # < >, in the fragment
+# space " < > `
+_MAILTO_PATH = re.compile(r"[\x00-\x1f\x7f-\U0010ffff]+")
+_MAILTO_QUERY = re.compile(r"[\x00-\x20\"#<>\x7f-\U0010ffff]+")
+_MAILTO_FRAGMENT = re.compile(r"[\x00-\x20\"<>`\x7f-\U0010ffff]+")
 
 
 def _build_replacements() -> dict[str, str]:
@@ -370,7 +376,28 @@ def _resolve_http(base: _Base, ref: str, encoding: str | None = None) -> str:
     return base.prefix + _normalize_path(path) + _normalize_query(query, encoding)
 
 
+def _encode_runs(pattern: re.Pattern[str], text: str) -> str:
+    return pattern.sub(lambda run: _escaped(run.group().encode("utf-8", "surrogatepass")), text)
+
+
+def _mailto(rest: str) -> str:
+    """A ``mailto:`` URL's characters beyond ASCII (and controls, and in its query and
+    fragment the characters WHATWG URL escapes there) percent-encoded in UTF-8, on a page
+    in any encoding, as browsers do: ``mailto:jörg@…`` and ``mailto:j%C3%B6rg@…`` are one
+    URL, and the ``mailto`` plugin decodes each of its addresses again."""
+    rest, hashed, fragment = rest.partition("#")
+    to, question, query = rest.partition("?")
+    out = _encode_runs(_MAILTO_PATH, to)
+    if question:
+        out += "?" + _encode_runs(_MAILTO_QUERY, query)
+    if hashed:
+        out += "#" + _encode_runs(_MAILTO_FRAGMENT, fragment)
+    return out
+
+
 def _other_scheme(scheme_name: str, rest: str) -> str:
+    if scheme_name == "mailto":
+        return "mailto:" + _mailto(rest)
     if scheme_name in _FRAGMENT_DROPPED:
         hash_at = rest.find("#")
         if hash_at >= 0:

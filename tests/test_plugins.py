@@ -135,6 +135,40 @@ def test_mailto_addresses_are_decoded_and_checked() -> None:
     assert list(mailto_addresses("https://example.org/?to=a@b.org")) == []
 
 
+def test_addresses_beyond_ascii_are_one_url_and_one_entry_per_address(
+    run: Runner, serve: Any
+) -> None:
+    """``mailto:`` URLs are percent-encoded as browsers encode them: two spellings of one
+    address are one URL; a link to several addresses counts for each of them."""
+    site = serve(
+        {
+            "/robots.txt": Page("", status=404),
+            "/": Page(
+                html(
+                    '<a href="mailto:jörg@bücher.example">Jörg</a>',
+                    '<a href="mailto:j%C3%B6rg@b%C3%BCcher.example">Jörg again</a>',
+                    '<a href="mailto:ann@example.org,jörg@bücher.example?subject=Grüße">both</a>',
+                ).encode("cp1252"),
+                content_type="text/html; charset=windows-1252",
+            ),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"), "--plugins", "mailto")
+
+    assert code == 0
+    mailto = [e for e in report["urls"] if e["url"].startswith("mailto:")]
+    assert sorted((e["url"], [r["line"] for r in e["referrers"]]) for e in mailto) == [
+        ("mailto:ann@example.org,j%C3%B6rg@b%C3%BCcher.example?subject=Gr%C3%BC%C3%9Fe", [3]),
+        ("mailto:j%C3%B6rg@b%C3%BCcher.example", [1, 2]),
+    ]
+    addresses = report["plugins"]["mailto"]["addresses"]
+    assert [(a["address"], [p["line"] for p in a["pages"]]) for a in addresses] == [
+        ("ann@example.org", [3]),
+        ("jörg@bücher.example", [1, 2, 3]),
+    ]
+
+
 @pytest.mark.backends
 def test_mailto_plugin_lists_every_address_with_its_pages_and_lines(
     run: Runner, serve: Any, validator: Draft202012Validator

@@ -110,7 +110,7 @@ def test_percent_encoding(raw: str, expected: str) -> None:
         ("?q=日本&r=1", "http://h/", "iso2022_jp", "http://h/?q=%1B%24BF%7CK%5C%1B%28B&r=1"),
         ("?q=%E9é", "http://h/", "cp1252", "http://h/?q=%E9%E9"),
         ("?q=é", "http://h/", None, "http://h/?q=%C3%A9"),
-        ("mailto:é?subject=é", None, "cp1252", "mailto:é?subject=é"),
+        ("mailto:é?subject=é", None, "cp1252", "mailto:%C3%A9?subject=%C3%A9"),  # UTF-8 always
     ],
 )
 def test_a_query_takes_the_encoding_of_its_page(
@@ -299,6 +299,16 @@ def test_non_canonical_base_is_normalized_first() -> None:
     ("raw", "expected"),
     [
         ("MAILTO:Someone@Example.COM", "mailto:Someone@Example.COM"),
+        # WHATWG URL: beyond ASCII percent-encoded in UTF-8; in the query spaces too
+        ("mailto:jörg@bücher.example", "mailto:j%C3%B6rg@b%C3%BCcher.example"),
+        ("mailto:j%C3%B6rg@example.org", "mailto:j%C3%B6rg@example.org"),
+        (
+            'mailto:ann@example.org,jörg@example.org?subject=Grüße aus Köln&cc="Zoë" <z@x.org>',
+            "mailto:ann@example.org,j%C3%B6rg@example.org?subject=Gr%C3%BC%C3%9Fe%20aus%20K%C3%B6ln"
+            "&cc=%22Zo%C3%AB%22%20%3Cz@x.org%3E",
+        ),
+        ("mailto:a b@example.org#Grüße `x`", "mailto:a b@example.org#Gr%C3%BC%C3%9Fe%20%60x%60"),
+        ("mailto:100%@example.org", "mailto:100%@example.org"),  # a lone % as it is
         ("tel:+1 555 0100", "tel:+1 555 0100"),
         ("JavaScript:void(0)#x", "javascript:void(0)#x"),
         ("data:text/plain,A%20b#frag", "data:text/plain,A%20b#frag"),
