@@ -50,6 +50,7 @@ class Reason(enum.StrEnum):
     REFUSED = "refused"  # not requested: a private address with --no-private, say
     FILE = "file"  # a local file is missing or cannot be read
     INVALID_URL = "invalid-url"
+    INVALID_HOST = "invalid-host"  # a host name no DNS server answers for, not looked up
     LIMIT = "limit"  # a limit (--max-urls, --max-depth, ...) left it unchecked
     ROBOTS = "robots"  # robots.txt forbids it, or could not be read
     MISSING_ANCHOR = "missing-anchor"

@@ -17,10 +17,19 @@ from pathlib import Path
 from types import ModuleType
 from urllib.parse import urlsplit
 
+from linkpatrol.addresses import site_hosts
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import Action, ConfigError
-from linkpatrol.rules import chosen_action, default_action, trap
-from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, is_valid, path_depth
+from linkpatrol.rules import Verdict, chosen_action, default_action, judge_host, trap
+from linkpatrol.urls import (
+    BadURL,
+    canonical,
+    has_userinfo,
+    host,
+    is_http,
+    is_valid,
+    path_depth,
+)
 
 
 def _bare_host(url: str) -> tuple[str, int | None]:
@@ -109,6 +118,7 @@ class Policy:
                 raise ConfigError(f"site prefix {url!r}: {exc}") from None
         self.site_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
         self.grown: tuple[str, ...] = ()  # the prefixes the site grew by during the pass
+        self.named_hosts = site_hosts(settings)  # the hosts the user wrote
 
     def normalize(
         self, raw: str, base: str | None = None, query_encoding: str | None = None
@@ -223,6 +233,11 @@ class Policy:
         """A ``file:`` URL under the checked folder."""
         mount = self.mount
         return url.startswith("file:") and mount is not None and mount.path_of(url) is not None
+
+    def host_verdict(self, url: str) -> Verdict | None:
+        """What a web URL's host alone says of it, before any DNS query (see
+        :func:`~linkpatrol.rules.judge_host`)."""
+        return judge_host(host(url), self.named_hosts) if is_http(url) else None
 
     def limit_reason(self, url: str) -> str | None:
         """Why a URL is not requested although its action says so (a crawler-trap guard)."""

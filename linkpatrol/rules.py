@@ -17,6 +17,8 @@ from linkpatrol.model import Action, AnchorMode, Reason, State, Task
 from linkpatrol.urls import has_userinfo, is_http, scheme
 
 MAX_REDIRECT_HOPS = 10
+MAX_LABEL = 63  # characters in a DNS label (RFC 1035)
+MAX_NAME = 253  # characters in a DNS name, written with dots
 # answers that mean "this server refuses robots" rather than "this link is gone"
 DEFAULT_WARN = frozenset({401, 403, 429, 999})
 # schemes no browser follows a redirect to: a link redirecting there is dead for everyone
@@ -92,6 +94,27 @@ def trap(userinfo: bool, depth: int, max_depth: int) -> str | None:
     return None
 
 
+def judge_host(host: str, named: frozenset[str]) -> Verdict | None:
+    """A host name no DNS server answers for, judged without asking one: an empty label
+    (``foo..com``, ``.foo.com``) or one too long is broken; a single label other than
+    ``localhost`` (``http://www/``) a warning, as only a local network's search domain
+    makes it a name (intranet links), never on the internet. The hosts the user ``named``
+    (of the start URLs and site prefixes) and IP literals are never judged here."""
+    if not host or host in named or host.startswith("["):
+        return None
+    labels = host.split(".")
+    if "" in labels:
+        error = f"invalid host: {host} has an empty label"
+    elif len(host) > MAX_NAME or max(map(len, labels)) > MAX_LABEL:
+        error = f"invalid host: {host} is longer than a DNS name may be"
+    elif len(labels) == 1 and host != "localhost":
+        error = f"invalid host: {host} is a single-label name, not looked up (intranet only)"
+        return Verdict(State.WARNING, Reason.INVALID_HOST, error)
+    else:
+        return None
+    return Verdict(State.BROKEN, Reason.INVALID_HOST, error)
+
+
 # ---- admission: a URL claimed from the frontier ---------------------------------------
 
 
@@ -101,19 +124,28 @@ class Admission(enum.Enum):
     DROP = "drop"  # ignored: left out of the pass, not even listed
     RECORD = "record"  # kept in the cross-reference, never requested
     LIMITED = "limited"  # a limit keeps it from being requested
+    JUDGED = "judged"  # judged without a request: its host is no name to look up
     TRUST = "trust"  # found good recently: its verdict (and a page's links) stand
     REQUEST = "request"
 
 
 def admit(
-    action: Action, limited: str | None, task: Task, now: float, options: RuleOptions
+    action: Action,
+    limited: str | None,
+    task: Task,
+    now: float,
+    options: RuleOptions,
+    judged: Verdict | None = None,
 ) -> Admission:
     """Decide a claimed URL whose action is decided afresh as ``action``; ``limited`` says
-    why a crawler-trap guard holds it back, if one does."""
+    why a crawler-trap guard holds it back, if one does, ``judged`` what its host alone
+    says of it (:func:`judge_host`)."""
     if action is Action.IGNORE:
         return Admission.DROP
     if action is Action.RECORD:
         return Admission.RECORD
+    if judged is not None:
+        return Admission.JUDGED
     if limited is not None:
         return Admission.LIMITED
     if (

@@ -83,13 +83,22 @@ class Scheduler:
         except ConfigError as exc:
             self._fail(exc)
             return None
-        limited = self.policy.limit_reason(task.url) if action.value in _REQUESTED else None
-        admission = admit(action, limited, task, time.time(), self.rules)
+        limited = judged = None
+        if action.value in _REQUESTED:
+            limited = self.policy.limit_reason(task.url)
+            judged = self.policy.host_verdict(task.url)
+        admission = admit(action, limited, task, time.time(), self.rules, judged)
         if admission is Admission.DROP:
             self.pipeline.settle(task, Outcome(task.url_id, action, State.UNCHECKED, dropped=True))
             return None
         if admission is Admission.RECORD:
             self.pipeline.settle(task, Outcome(task.url_id, action, State.UNCHECKED, checked=False))
+            return None
+        if admission is Admission.JUDGED:
+            assert judged is not None
+            state, reason, error = judged
+            outcome = Outcome(task.url_id, action, state, error=error, reason=reason)
+            self.pipeline.settle(task, outcome)
             return None
         if admission is Admission.LIMITED:
             outcome = Outcome(

@@ -18,6 +18,7 @@ __all__ = [
     "BadURL",
     "canonical",
     "has_userinfo",
+    "host",
     "is_http",
     "is_valid",
     "local_path",
@@ -503,6 +504,14 @@ def origin(url: str) -> str:
     if at >= slashes:
         return prefix[:slashes] + prefix[at + 1 :]
     return prefix
+
+
+def host(url: str) -> str:
+    """The host of a canonical URL ('' without one); an IPv6 literal in its brackets."""
+    authority = origin(url)[len(scheme(url)) + 3 :]
+    if authority.startswith("["):
+        return authority[: authority.find("]") + 1]
+    return authority.partition(":")[0]
 
 
 def path_depth(url: str) -> int:

@@ -555,6 +555,46 @@ def test_redirects_to_other_schemes_and_unresolvable_hosts_get_verdicts(
     assert code == 1
 
 
+def test_hosts_no_dns_server_answers_for_are_judged_without_asking_one(
+    run: Runner, serve: Serve
+) -> None:
+    """An empty label is broken; a single label (other than localhost) a warning, as on an
+    intranet a search domain may make it a name."""
+    site = serve({"/robots.txt": no_robots(), "/fine.html": Page("fine")})
+    site.pages["/"] = Page(
+        html(
+            '<a href="http://foo..com/">empty label</a>',
+            '<a href="http://.foo.com/x">leading dot</a>',
+            '<a href="http://www/">single label</a>',
+            '<a href="https://wiki:8443/start">intranet name</a>',
+            f'<a href="http://localhost:{site.port}/fine.html">localhost</a>',
+        )
+    )
+
+    code, report = run.check_json(site.url("/"), timeout=RUN_TIMEOUT)
+
+    urls = by_url(report)
+    verdicts = {
+        url: (e["state"], e["reason"], e["error"])
+        for url, e in urls.items()
+        if e["reason"] == "invalid-host"
+    }
+    single = "is a single-label name, not looked up (intranet only)"
+    assert verdicts == {
+        "http://foo..com/": ("broken", "invalid-host", "invalid host: foo..com has an empty label"),
+        "http://.foo.com/x": (
+            "broken",
+            "invalid-host",
+            "invalid host: .foo.com has an empty label",
+        ),
+        "http://www/": ("warning", "invalid-host", f"invalid host: www {single}"),
+        "https://wiki:8443/start": ("warning", "invalid-host", f"invalid host: wiki {single}"),
+    }
+    assert urls[f"http://localhost:{site.port}/fine.html"]["state"] == "ok"
+    assert (report["summary"]["broken"], report["summary"]["warnings"]) == (2, 2)
+    assert code == 1
+
+
 def test_never_resolving_names_are_not_looked_up() -> None:
     """RFC 6761 and 7686: such names fail at once, no DNS server is asked."""
     assert never_resolves("no-such-host.invalid")

@@ -20,6 +20,7 @@ from linkpatrol.rules import (
     get_after_head,
     is_reportable,
     judge,
+    judge_host,
     judge_page,
     judge_redirect,
     judge_status,
@@ -160,6 +161,52 @@ def test_admission(
     admitted: Admission,
 ) -> None:
     assert admit(action, limited, task(**known), NOW, options) is admitted
+
+
+WWW = Verdict(State.WARNING, Reason.INVALID_HOST, "invalid host: www is a single-label name")
+
+
+@pytest.mark.parametrize(
+    ("action", "limited", "known", "admitted"),
+    [
+        (Action.CHECK, None, {}, Admission.JUDGED),
+        (Action.PARSE, "not requested: depth", {}, Admission.JUDGED),
+        (Action.CHECK, None, {"state": State.OK, "last_good": NOW}, Admission.JUDGED),
+        (Action.RECORD, None, {}, Admission.RECORD),
+        (Action.IGNORE, None, {}, Admission.DROP),
+    ],
+)  # fmt: skip
+def test_admission_of_a_url_its_host_judges(
+    action: Action, limited: str | None, known: dict[str, Any], admitted: Admission
+) -> None:
+    assert admit(action, limited, task(**known), NOW, RECHECK, WWW) is admitted
+
+
+SINGLE = "is a single-label name, not looked up (intranet only)"
+NAMED = frozenset({"intranet", "127.0.0.1"})
+
+
+@pytest.mark.parametrize(
+    ("host", "verdict"),
+    [
+        ("example.org", None),
+        ("localhost", None),
+        ("app.localhost", None),
+        ("127.0.0.1", None),
+        ("[::1]", None),
+        ("intranet", None),  # a host the user named: a start URL's or a site prefix's
+        ("xn--bcher-kva.example", None),
+        ("a" * 63 + ".example", None),
+        ("www", Verdict(State.WARNING, Reason.INVALID_HOST, f"invalid host: www {SINGLE}")),
+        ("wiki", Verdict(State.WARNING, Reason.INVALID_HOST, f"invalid host: wiki {SINGLE}")),
+        ("foo..com", Verdict(State.BROKEN, Reason.INVALID_HOST, "invalid host: foo..com has an empty label")),
+        (".foo.com", Verdict(State.BROKEN, Reason.INVALID_HOST, "invalid host: .foo.com has an empty label")),
+        ("a" * 64 + ".example", Verdict(State.BROKEN, Reason.INVALID_HOST, f"invalid host: {'a' * 64}.example is longer than a DNS name may be")),
+        ("a." * 127 + "example", Verdict(State.BROKEN, Reason.INVALID_HOST, f"invalid host: {'a.' * 127}example is longer than a DNS name may be")),
+    ],
+)  # fmt: skip
+def test_hosts_judged_without_a_dns_query(host: str, verdict: Verdict | None) -> None:
+    assert judge_host(host, NAMED) == verdict
 
 
 # ---- the request plan --------------------------------------------------------------------

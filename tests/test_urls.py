@@ -6,13 +6,14 @@ from hypothesis import strategies as st
 
 from linkpatrol.config import Rule, SiteSettings
 from linkpatrol.extract import extract_html
-from linkpatrol.model import Action
+from linkpatrol.model import Action, Reason
 from linkpatrol.parsepool import LinkDecider
 from linkpatrol.policy import Policy
 from linkpatrol.urls import (
     BadURL,
     canonical,
     has_userinfo,
+    host,
     is_http,
     origin,
     path_depth,
@@ -604,6 +605,24 @@ def test_rules_decide_links_that_are_no_urls_as_written() -> None:
     ]
     assert decider.policy.remembered_action("//exa mple.org/") is Action.CHECK
     assert decider.policy.remembered_action("mailto:a@example.org") is Action.RECORD
+
+
+def test_the_hosts_the_user_named_are_not_judged_by_their_form() -> None:
+    policy = Policy(
+        SiteSettings(start_urls=("http://intranet/docs/",), sites=("https://wiki:8443/",))
+    )
+
+    assert policy.host_verdict("http://intranet/docs/a.html") is None
+    assert policy.host_verdict("https://wiki:8443/page") is None
+    assert policy.host_verdict("http://localhost:8000/") is None
+    assert policy.host_verdict("mailto:someone@jira") is None
+    verdict = policy.host_verdict("http://jira/browse/X-1")
+    assert verdict is not None and verdict.reason is Reason.INVALID_HOST
+    assert [host(u) for u in ("http://a.b:81/x", "https://[::1]:8443/", "http://u@h/")] == [
+        "a.b",
+        "[::1]",
+        "h",
+    ]
 
 
 def test_links_on_a_page_with_a_base_resolve_against_the_base() -> None:
