@@ -30,6 +30,7 @@ from linkpatrol.crawl import Crawl, CrawlResult
 from linkpatrol.fetch import Fetcher
 from linkpatrol.model import ExitCode, LinkpatrolError
 from linkpatrol.observer import Observer
+from linkpatrol.proxies import Proxies
 from linkpatrol.report import Entry, Report, Summary, build_report
 from linkpatrol.store import PassInfo, Store, open_store
 from linkpatrol.transport import Transport
@@ -85,6 +86,7 @@ class Check:
         if not settings.start_urls:
             raise LinkpatrolError("no start URL: the inputs listed none")
         check_environment(settings.site_tables)  # a secret not set
+        Proxies(settings.proxy, os.environ)  # a proxy's login without its password
         check_log(settings)
         self.settings = settings
         self.plugins = load_plugins(settings.plugins, settings.plugin_options)

@@ -232,3 +232,4 @@ def test_a_proxy_user_without_the_password_variable_is_refused(
     assert_config_error(proc, "--proxy", PASSWORD_VARIABLE)
     assert proxy.seen == [] and proxy.refused == []
     assert site.requests() == []
+    assert not Path(run.db).exists()  # refused before anything is written
