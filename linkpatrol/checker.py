@@ -149,7 +149,8 @@ class Check:
         store, result = self.store, self._result
         if store is None or result is None:
             raise RuntimeError("finish() comes after crawl()")
-        report = build_report(store, result.pass_info, report_options(self.settings))
+        options = report_options(self.settings)
+        report = store.steady(lambda: build_report(store, result.pass_info, options))
         if self._watcher is not None:
             self._watcher.finish(store, result.pass_info, report)
         if render is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from linkpatrol.model import (
     Action,
@@ -25,6 +25,8 @@ from linkpatrol.model import (
     StoreError,
     Task,
 )
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +238,12 @@ class CrawlMemory(Frontier, Protocol):
     def stop_waiting(self) -> None:
         """The crawl is stopping: wait no longer for a database that went away (from any
         thread)."""
+        ...
+
+    def steady(self, read: Callable[[], R]) -> R:
+        """What ``read`` (reads of the memory, such as a report's) returns, made again
+        while the connection to the database is lost, as the crawl's own calls are: the
+        report of a crawl that ended in an outage waits for the database as its crawl did."""
         ...
 
     def on_outage(self, tell: Callable[[str], None]) -> None:

@@ -508,6 +508,9 @@ class PostgresStore(SqlStore):
     def stop_waiting(self) -> None:
         self._stopping.set()
 
+    def steady(self, read: Callable[[], _R]) -> _R:
+        return self._ride_out(read)
+
     def on_outage(self, tell: Callable[[str], None]) -> None:
         self._tell_outage = tell
 

@@ -16,9 +16,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from linkpatrol.model import State, StoreError
+
+R = TypeVar("R")
 
 SCHEMA_VERSION = 6
 
@@ -358,6 +360,10 @@ class SchemaPart(ABC):
 
     def stop_waiting(self) -> None:  # noqa: B027 (a database without connections to lose)
         """Nothing waits here for a lost connection, but where the database has them."""
+
+    def steady(self, read: Callable[[], R]) -> R:
+        """``read()``: no connection to lose, but where the database has them."""
+        return read()
 
     def on_outage(self, tell: Callable[[str], None]) -> None:  # noqa: B027 (as above)
         """Nothing to tell of a lost connection, but where the database has them."""
