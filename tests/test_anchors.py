@@ -140,3 +140,45 @@ def test_a_bare_fragment_points_into_the_page_a_base_href_names(run: Runner, ser
         (site.url("/docs/page.html"), 2),
         (site.url("/docs/page.html"), 3),
     ]
+
+
+FOLDER_LINKS = (
+    "<!doctype html><html><body>\n"
+    '<p><a href="sub#here">there</a></p>\n'
+    '<p><a href="sub#nope">nowhere</a></p>\n'
+    "</body></html>\n"
+)
+FOLDER_INDEX = '<!doctype html><html><body><h2 id="here">here</h2></body></html>\n'
+
+
+def test_a_fragment_survives_a_folder_redirect(run: Runner, serve: Serve) -> None:
+    """``sub#nope``, where ``sub`` redirects to ``sub/``, is ``sub/#nope``, as in browsers."""
+    site = serve(
+        {
+            "/": Page(FOLDER_LINKS),
+            "/sub": Page("", status=301, headers={"Location": "/sub/"}),
+            "/sub/": Page(FOLDER_INDEX),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"), "--check-anchors")
+
+    assert code == 1
+    broken = {u["url"]: u for u in report["urls"] if u["reportable"]}
+    assert list(broken) == [site.url("/sub/#nope")]
+    assert [(r["url"], r["line"]) for r in broken[site.url("/sub/#nope")]["referrers"]] == [
+        (site.url("/"), 3)
+    ]
+
+
+def test_a_fragment_survives_a_folder_redirect_in_a_local_folder(run: Runner) -> None:
+    (run.cwd / "site" / "sub").mkdir(parents=True)
+    (run.cwd / "site" / "index.html").write_text(FOLDER_LINKS)
+    (run.cwd / "site" / "sub" / "index.html").write_text(FOLDER_INDEX)
+
+    code, report = run.check_json("site", "--check-anchors")
+
+    broken = [u for u in report["urls"] if u["reportable"]]
+    assert code == 1 and len(broken) == 1, broken
+    assert broken[0]["url"].endswith("/sub/#nope") and broken[0]["reason"] == "missing-anchor"
+    assert [r["line"] for r in broken[0]["referrers"]] == [3]

@@ -8,9 +8,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from linkpatrol.model import ACTIONS, REASONS, STATES, State
+from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
 from linkpatrol.store import Change, Part, PassInfo, Referrer, UrlRecord
 from linkpatrol.store.crew import PASS_COLUMNS, CrewPart, pass_from_row
-from linkpatrol.store.schema import NOT_WITHIN
+from linkpatrol.store.schema import NOT_WITHIN, Session
 
 _URL_COLUMNS = (
     "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
@@ -180,6 +181,41 @@ class QueriesPart(CrewPart):
                 (pass_id, pass_id, pass_id),
             ):
                 yield src, line, dst, fragment, frozenset(filter(None, anchors.split("\n")))
+        # a fragment survives a redirect, as in browsers: page#x where page redirects to
+        # page/ is page/#x
+        landings: dict[str, tuple[str, str | None] | None] = {}
+        with self._read() as s:
+            redirected = s.execute(
+                "SELECT s.url, l.line, d.redirect_to, l.fragment FROM links l "
+                "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
+                "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
+                "AND d.seen_pass = ? AND d.state = ? AND d.redirect_to IS NOT NULL "
+                f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
+                (pass_id, pass_id, pass_id, State.REDIRECT.value),
+            ).fetchall()
+            for src, line, target, fragment in redirected:
+                if target not in landings:
+                    landings[target] = self._landing(s, target, pass_id)
+                landing = landings[target]
+                if landing is not None and landing[1] is not None:
+                    anchors = frozenset(filter(None, landing[1].split("\n")))
+                    yield src, line, landing[0], fragment, anchors
+
+    def _landing(self, s: Session, url: str, pass_id: int) -> tuple[str, str | None] | None:
+        """Where a redirect to ``url`` lands in the pass, following further redirects (a
+        few hops at most), with the landing page's anchors; None: nowhere known."""
+        for _ in range(MAX_HOPS):
+            row = s.execute(
+                "SELECT state, redirect_to, anchors FROM urls WHERE url = ? AND seen_pass = ?",
+                (url.partition("#")[0], pass_id),
+            ).fetchone()
+            if row is None:
+                return None
+            state, target, anchors = row
+            if state != State.REDIRECT.value or target is None:
+                return url.partition("#")[0], anchors
+            url = target
+        return None
 
     def passes(self, limit: int) -> list[PassInfo]:
         with self._read() as s:
