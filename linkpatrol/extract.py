@@ -43,8 +43,11 @@ class Page:
     links: list[Link]
     base_href: str | None
     encoding: str
-    anchors: frozenset[str]
+    anchors: frozenset[str]  # ids and <a name>s: a fragment finds them as written
     title: str | None
+    # the ids a Markdown renderer gives headings, lower case: GitHub finds them whatever
+    # the case of the fragment
+    heading_ids: frozenset[str] = frozenset()
 
 
 _LINE_CAP = 65535

@@ -359,11 +359,12 @@ class _BlockLines:
 class _Collector:
     """Accumulates one document's links, anchors and title."""
 
-    __slots__ = ("anchors", "line", "links", "slugger", "title", "used")
+    __slots__ = ("anchors", "heading_ids", "line", "links", "slugger", "title", "used")
 
     def __init__(self) -> None:
         self.links: list[Link] = []
         self.anchors: set[str] = set()
+        self.heading_ids: set[str] = set()
         self.title: str | None = None
         self.slugger = _Slugger()
         self.used: dict[str, tuple[str, str, str]] = {}
@@ -401,7 +402,7 @@ class _Collector:
         text = _rendered_text(token.children or ())
         slug = self.slugger.unique(heading_slug(text))
         if slug:
-            self.anchors.add(slug)
+            self.heading_ids.add(slug)
         attributes = _ATTRIBUTES_RE.search(text)
         if attributes is not None:
             for part in attributes.group(1).split():
@@ -427,6 +428,7 @@ class _Collector:
             encoding=encoding,
             anchors=frozenset(self.anchors),
             title=self.title,
+            heading_ids=frozenset(self.heading_ids),
         )
 
 
@@ -460,9 +462,10 @@ def extract_markdown(body: bytes, header_charset: str | None = None) -> Page:
     Raw HTML contributes what :func:`~linkpatrol.extract.extract_html` finds in it.
     Nothing in code blocks, code spans or the front matter is a link.
 
-    Anchors are the ids GitHub gives headings (see :func:`heading_slug`; a repeated
-    slug gets ``-1``, ``-2``, ... in document order), the ids and ``<a name>`` of raw
-    HTML, and the ``#id`` of a Pandoc-style attribute block ending a heading
+    The heading ids are those GitHub gives headings (see :func:`heading_slug`; a
+    repeated slug gets ``-1``, ``-2``, ... in document order), which it finds whatever
+    the case of a fragment. The anchors, found as written, are the ids and ``<a name>``
+    of raw HTML and the ``#id`` of a Pandoc-style attribute block ending a heading
     (``## Intro {#start}``), which sites built with such renderers use. The title is
     the text of the first level-1 heading. The encoding is the BOM's, else the HTTP
     charset's, else UTF-8.

@@ -136,6 +136,7 @@ class Outcome:
     good_links: bool = False
     response_ms: float | None = None  # how long the last request took, body included
     anchors: frozenset[str] | None = None  # ids and <a name>s of a page just parsed
+    heading_ids: frozenset[str] | None = None  # and the ids of its Markdown headings
     reason: Reason | None = None  # why it has its verdict (None when good)
 
 

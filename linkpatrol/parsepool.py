@@ -58,6 +58,7 @@ class ParsedPage:
     base_url: str | None
     title: str | None
     anchors: frozenset[str]
+    heading_ids: frozenset[str]
 
 
 class ParseFailure(Exception):
@@ -67,7 +68,7 @@ class ParseFailure(Exception):
 # (url, line, action, invalid reason, fragment): a Discovered's fields in a plain tuple,
 # which crosses the pipe cheaply (each action once per page) and becomes a Discovered in C
 _WireLink = tuple[str, int | None, Action, str | None, str | None]
-_Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str]]
+_Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str], frozenset[str]]
 # a page's base for the decider: origin, without query, folder, whole, whether plain
 # relative links are joined to it as text
 _Bases = tuple[str, str, str, str, bool]
@@ -215,7 +216,7 @@ class LinkDecider:
                 links.append(
                     (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)
                 )
-        return links, base_url, page.title, page.anchors
+        return links, base_url, page.title, page.anchors, page.heading_ids
 
 
 # a Discovered made from its fields' tuple as tuples are made, in C: one per link of every
@@ -224,8 +225,8 @@ _discovered: Callable[[_WireLink], Discovered] = functools.partial(tuple.__new__
 
 
 def _from_wire(wire: _Wire) -> ParsedPage:
-    links, base_url, title, anchors = wire
-    return ParsedPage(list(map(_discovered, links)), base_url, title, anchors)
+    links, base_url, title, anchors, heading_ids = wire
+    return ParsedPage(list(map(_discovered, links)), base_url, title, anchors, heading_ids)
 
 
 def extract_page(body: bytes, charset: str | None, content_type: str | None) -> Page:

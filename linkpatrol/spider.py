@@ -86,6 +86,7 @@ class Spider:
                 outcome.state, outcome.reason, outcome.error = parse_failed(str(exc))
                 return outcome
             outcome.anchors = page.anchors
+            outcome.heading_ids = page.heading_ids
             if action is not Action.PARSE:  # read for its anchors only
                 return outcome
             outcome.links = page.links

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from linkpatrol.report import anchor_found
+from linkpatrol.store import Anchors
 from tests.conftest import Runner, Serve, by_url, memory_rows
 from tests.sitesrv import Page
 
@@ -182,3 +184,122 @@ def test_a_fragment_survives_a_folder_redirect_in_a_local_folder(run: Runner) ->
     assert code == 1 and len(broken) == 1, broken
     assert broken[0]["url"].endswith("/sub/#nope") and broken[0]["reason"] == "missing-anchor"
     assert [r["line"] for r in broken[0]["referrers"]] == [3]
+
+
+# -- Markdown headings: GitHub finds them whatever the case of the fragment
+
+FOUND = Anchors(
+    ids=frozenset({"Para", "café"}), heading_ids=frozenset({"ignore-casing", "fünf-süße-äpfel"})
+)
+
+
+@pytest.mark.parametrize(
+    ("fragment", "found"),
+    [
+        ("ignore-casing", True),
+        ("IGNORE-CASING", True),
+        ("Ignore-Casing", True),
+        ("ignore casing", False),
+        ("fünf-süße-äpfel", True),
+        ("Fünf-Süße-Äpfel", True),
+        ("F%C3%9CNF-S%C3%9C%C3%9FE-%C3%84PFEL", True),  # decoded, then lowered
+        ("FÜNF-SÜSSE-ÄPFEL", False),  # 'SS' lowers to 'ss', not 'ß'
+        ("Para", True),  # ids and names only as written
+        ("para", False),
+        ("caf%C3%A9", True),
+        ("CAF%C3%89", False),
+        ("", True),
+        ("Top", True),
+    ],
+)
+def test_a_fragment_finds_ids_as_written_and_markdown_headings_in_any_case(
+    fragment: str, found: bool
+) -> None:
+    assert anchor_found(fragment, FOUND) is found
+
+
+GUIDE = "\n".join(
+    [
+        "# Ignore casing",
+        "## Fünf süße Äpfel",
+        "## Usage",
+        "## Usage",
+        "## Explicit {#Custom}",
+        '<a name="Raw"></a><p id="Para">raw HTML</p>',
+    ]
+)
+GUIDE_LINKS = [
+    "/guide.md#IGNORE-CASING",  # 2: a heading: any case
+    "/guide.md#fünf-süße-äpfel",  # 3
+    "/guide.md#F%C3%9CNF-s%C3%BC%C3%9Fe-%C3%84pfel",  # 4: percent-encoded, upper case
+    "/guide.md#USAGE-1",  # 5: the second 'Usage'
+    "/guide.md#usage-2",  # 6: no third one
+    "/guide.md#Custom",  # 7: an explicit id, as written
+    "/guide.md#custom",  # 8: ... not in another case
+    "/guide.md#Raw",  # 9: raw HTML's names and ids, as written
+    "/guide.md#RAW",  # 10
+    "/guide.md#para",  # 11
+    "/a.html#PRESENT",  # 12: an HTML page's ids, as written
+]
+
+
+def test_markdown_headings_are_found_whatever_the_case_and_html_ids_only_as_written(
+    run: Runner, serve: Serve
+) -> None:
+    body = "\n".join(f'<a href="{href}">x</a>' for href in GUIDE_LINKS)
+    site = serve(
+        {
+            "/": Page(f"<html><body>\n{body}\n</body></html>"),
+            "/guide.md": Page(GUIDE, content_type="text/markdown; charset=utf-8"),
+            "/a.html": Page('<html><body><h1 id="present">x</h1></body></html>'),
+        }
+    )
+    missing = {
+        site.url(href): [(site.url("/"), GUIDE_LINKS.index(href) + 2)]
+        for href in (
+            "/guide.md#usage-2",
+            "/guide.md#custom",
+            "/guide.md#RAW",
+            "/guide.md#para",
+            "/a.html#PRESENT",
+        )
+    }
+
+    for _ in range(2):  # then with the pages unchanged (304), from the memory
+        code, report = run.check_json(site.url("/"), "--check-anchors")
+
+        assert code == 1
+        broken = {
+            u["url"]: [(r["url"], r["line"]) for r in u["referrers"]]
+            for u in report["urls"]
+            if u["reportable"]
+        }
+        assert broken == missing
+        assert {u["error"] for u in report["urls"] if u["reportable"]} == {"missing anchor"}
+    assert report["summary"]["parsed"] == 0
+
+
+def test_a_markdown_folder_finds_its_headings_whatever_the_case(run: Runner) -> None:
+    docs = run.cwd / "docs"
+    docs.mkdir()
+    (docs / "README.md").write_text(
+        "\n".join(
+            [
+                "# Read me",  # 1
+                "See [casing](guide.md#IGNORE-CASING) and [apples](guide.md#Fünf-Süße-Äpfel).",
+                "Back [up](#READ-ME), [nowhere](#read-me-1), [attribute](guide.md#CUSTOM).",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    (docs / "guide.md").write_text(GUIDE, encoding="utf-8")
+
+    code, report = run.check_json("docs", "--offline", "--check-anchors")
+
+    root = docs.as_uri() + "/"
+    broken = {u["url"]: u["referrers"] for u in report["urls"] if u["reportable"]}
+    assert sorted(broken) == [root + "README.md#read-me-1", root + "guide.md#CUSTOM"]
+    assert [(r["url"], r["line"]) for r in broken[root + "guide.md#CUSTOM"]] == [
+        (root + "README.md", 3)
+    ]
+    assert code == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,7 +106,8 @@ def test_a_readme_gives_every_link_with_the_line_it_is_written_on() -> None:
 def test_a_readme_has_githubs_heading_anchors_and_its_first_title() -> None:
     page = extract_markdown(README.encode())
     assert page.title == "Tidepool Sync v2"
-    assert page.anchors == {"tidepool-sync-v2", "configuration", "migrating-from-1x"}
+    assert page.heading_ids == {"tidepool-sync-v2", "configuration", "migrating-from-1x"}
+    assert page.anchors == frozenset()
     assert page.base_href is None
     assert page.encoding == "utf-8"
 
@@ -274,17 +276,51 @@ def test_windows_line_endings_and_old_mac_ones_count_the_same() -> None:
 # -- heading anchors
 
 
-def test_heading_slugs_follow_github() -> None:
-    assert heading_slug("Getting Started") == "getting-started"
-    assert heading_slug("What's new in 2.0?") == "whats-new-in-20"
-    assert heading_slug("C++ & Rust: a comparison") == "c--rust-a-comparison"
-    assert heading_slug("🚀 Launch") == "-launch"
-    assert heading_slug("Ünïcödé Straße") == "ünïcödé-straße"
-    assert heading_slug("日本語の見出し") == "日本語の見出し"
-    assert heading_slug("snake_case_name") == "snake_case_name"
-    assert heading_slug("a - b") == "a---b"
-    assert heading_slug("tab\there, no\u00a0break") == "tabhere-nobreak"
-    assert heading_slug("Ⓐ circled, Ⅻ roman, ² superscript") == "ⓐ-circled-ⅻ-roman--superscript"
+@pytest.mark.parametrize(
+    ("heading", "slug"),
+    [
+        ("Getting Started", "getting-started"),
+        ("Ignore casing", "ignore-casing"),
+        ("Fünf süße Äpfel", "fünf-süße-äpfel"),  # letters lowered as Unicode lowers them
+        ("ΣΟΦΟΣ Σ", "σοφος-σ"),  # a final sigma where a word ends
+        ("Ünïcödé Straße", "ünïcödé-straße"),
+        ("日本語の見出し", "日本語の見出し"),
+        ("Привет, мир!", "привет-мир"),
+        ("What's new in 2.0?", "whats-new-in-20"),  # punctuation dropped
+        ("C++ & Rust: a comparison", "c--rust-a-comparison"),  # each space a '-'
+        ("a - b", "a---b"),  # '-' kept, other dashes not
+        ("a – b — c", "a--b--c"),
+        ("snake_case_name", "snake_case_name"),  # connector punctuation kept
+        ("«Quoted» (paren) [bracket] {brace}", "quoted-paren-bracket-brace"),
+        ("Price: $5 / €4 ± 1%", "price-5--4--1"),  # symbols dropped
+        ("🚀 Launch", "-launch"),  # emoji dropped, the space stays
+        ("👍🏽 thumbs", "-thumbs"),  # modifiers and joiners too
+        ("tab\there, no\u00a0break", "tabhere-nobreak"),  # only ' ' becomes '-'
+        ("  padded  ", "--padded--"),  # not trimmed
+        ("Ⓐ circled, Ⅻ roman, ² superscript", "ⓐ-circled-ⅻ-roman--superscript"),
+        ("Cafe\u0301 N\u0303", "cafe\u0301-n\u0303"),  # combining marks kept
+    ],
+)
+def test_heading_slugs_follow_github(heading: str, slug: str) -> None:
+    assert heading_slug(heading) == slug
+
+
+@pytest.mark.parametrize(
+    ("headings", "ids"),
+    [
+        (["Usage", "Usage", "Usage"], ["usage", "usage-1", "usage-2"]),
+        (["Usage", "Usage-1", "Usage"], ["usage", "usage-1", "usage-2"]),  # taken: next
+        (["Usage-1", "Usage", "Usage"], ["usage-1", "usage", "usage-2"]),
+        (["Usage", "Usage", "Usage-1"], ["usage", "usage-1", "usage-1-1"]),
+        (["A b", "a B", "A-B"], ["a-b", "a-b-1", "a-b-2"]),  # one after lowering
+        (["🚀", "🎉"], ["", "-1"]),  # an empty id is no anchor; the next is '-1'
+    ],
+)
+def test_repeated_heading_ids_are_numbered_in_document_order(
+    headings: list[str], ids: list[str]
+) -> None:
+    page = extract_markdown("\n\n".join(f"## {h}" for h in headings).encode())
+    assert page.heading_ids == set(ids) - {""}
 
 
 def test_headings_get_anchors_from_their_rendered_text_and_repeats_are_numbered() -> None:
@@ -307,7 +343,7 @@ two lines
 ## Intro {#start .lead}
 """
     page = extract_markdown(doc.encode())
-    assert page.anchors == {
+    assert page.heading_ids == {
         "use---force-carefully",
         "see-the-docs-now",
         "html-bold-heading",
@@ -322,8 +358,8 @@ two lines
         "usage-2",
         "usage-1-1",
         "intro-start-lead",
-        "start",
     }
+    assert page.anchors == {"start"}  # an explicit id is found as written, not lower-cased
     assert page.title is None  # no level-1 heading
 
 

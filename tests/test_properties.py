@@ -544,7 +544,7 @@ def test_every_link_text_gets_a_url_and_an_action(
     """What a parse worker sends back for any href: a URL and action, or why it is invalid."""
     decider = LinkDecider(Policy(SiteSettings(start_urls=("http://site.example/dir/",))))
     fake = Page(links=[], base_href=base_href, encoding="utf-8", anchors=frozenset(), title=None)
-    _, base_url, _, _ = decider.page(fake, page)
+    _, base_url, *_ = decider.page(fake, page)
     base = base_url or page
     answer = decider.decide(raw, base)
     assert answer is not None  # nothing is ignored without a rule
@@ -647,7 +647,7 @@ def test_a_page_decided_with_links_remembered_is_each_link_decided_alone(
     page = Page(links=links, base_href=None, encoding=encoding, anchors=frozenset(), title=None)
     shared = LinkDecider(Policy(settings))
     shared.page(page, first)
-    sent, _, _, _ = shared.page(page, second)
+    sent, *_ = shared.page(page, second)
     alone = []
     for link in links:
         one = Page(links=[link], base_href=None, encoding=encoding, anchors=frozenset(), title=None)

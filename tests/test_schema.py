@@ -132,8 +132,14 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_6(db: str) -> None:
+    """A memory as schema 6 had it: a Markdown page's heading ids kept among its anchors."""
+    memory_write(db, "ALTER TABLE urls DROP COLUMN heading_ids")
+
+
 def back_to_schema_5(db: str) -> None:
     """A memory as schema 5 had it: without the columns schema 6 adds."""
+    back_to_schema_6(db)
     for table, column in SCHEMA_6:
         memory_write(db, f"ALTER TABLE {table} DROP COLUMN {column}")
 
@@ -329,5 +335,35 @@ def test_each_backend_brings_a_schema_5_memory_forward_to_keep_a_pass_s_report_o
         (f"http://127.0.0.1:9/{n}", reason) for n, (*_, reason) in enumerate(kept)
     )
     assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+
+@pytest.mark.backends
+def test_a_schema_6_memory_reads_its_markdown_pages_again_for_their_heading_ids(
+    run: Runner, serve: Serve
+) -> None:
+    """Schema 7 keeps a Markdown page's heading ids apart, as GitHub finds them in any
+    case; the pages an older memory read are read again, whole, by the next crawl."""
+    site = serve(
+        {
+            "/": Page('<a href="/guide.md#INSTALL">install</a> <a href="/a.html">a</a>'),
+            "/guide.md": Page("# Install\n", content_type="text/markdown"),
+            "/a.html": Page("<p>a</p>"),
+        }
+    )
+    assert run.check(site.url("/")).returncode == 0
+    back_to_schema_6(run.db)
+    guide = site.url("/guide.md")
+    memory_write(run.db, "UPDATE urls SET anchors = 'install' WHERE url = ?", (guide,))
+    memory_write(run.db, "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    seen = len(site.requests())
+
+    code, report = run.check_json(site.url("/"), "--check-anchors")
+
+    assert code == 0 and not [u["url"] for u in report["urls"] if u["reportable"]]
+    answers = {(h.path, h.status, "If-None-Match" in h.headers) for h in site.requests()[seen:]}
+    assert answers == {("/", 304, True), ("/a.html", 304, True), ("/guide.md", 200, False)}
+    assert memory_rows(run.db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (str(SCHEMA_VERSION),)
     ]

@@ -24,7 +24,7 @@ from linkpatrol.model import (
 )
 from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable
-from linkpatrol.store import Change, Part, PassInfo, ReadMemory, SlotUsage, UrlRecord
+from linkpatrol.store import Anchors, Change, Part, PassInfo, ReadMemory, SlotUsage, UrlRecord
 
 if TYPE_CHECKING:
     from linkpatrol.report.json import Sharing
@@ -439,16 +439,19 @@ def entry_of(
     )
 
 
-def anchor_found(fragment: str, anchors: frozenset[str]) -> bool:
-    """Whether ``#fragment`` lands somewhere in a page with these ids and names.
+def anchor_found(fragment: str, anchors: Anchors) -> bool:
+    """Whether ``#fragment`` lands somewhere in a page with these anchors.
 
-    As browsers do: the fragment as written, else percent-decoded; an empty fragment and
-    ``top`` mean the top of the page.
+    As browsers do: an id or name as written, else percent-decoded; an empty fragment and
+    ``top`` mean the top of the page. A Markdown heading as GitHub finds it: the decoded
+    fragment in lower case.
     """
-    if not fragment or fragment in anchors:
+    ids = anchors.ids
+    if not fragment or fragment in ids:
         return True
     decoded = unquote(fragment)
-    return decoded in anchors or decoded.lower() == "top"
+    lowered = decoded.lower()
+    return decoded in ids or lowered == "top" or lowered in anchors.heading_ids
 
 
 def missing_anchors(store: ReadMemory, pass_id: int) -> list[Entry]:

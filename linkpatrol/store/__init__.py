@@ -137,6 +137,13 @@ class Change:
     reason: Reason | None = None
 
 
+class Anchors(NamedTuple):
+    """Where a ``#fragment`` can land in a page."""
+
+    ids: frozenset[str]  # ids and <a name>s: found as written
+    heading_ids: frozenset[str]  # a Markdown page's headings, lower case: found in any case
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
     """One crawler at work on a pass (several may share one, on PostgreSQL)."""
@@ -291,9 +298,7 @@ class ReadMemory(Protocol):
         """The last ``limit`` passes, oldest first."""
         ...
 
-    def fragment_links(
-        self, pass_id: int
-    ) -> Iterator[tuple[str, int | None, str, str, frozenset[str]]]:
+    def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:
         """Links of the pass with a #fragment to a page whose anchors are known:
         (source page, line, target page, fragment, the target's anchors)."""
         ...
@@ -353,6 +358,7 @@ def open_store(location: str, *, crawl: bool, outage_wait: float = 60.0) -> Stor
 
 
 __all__ = [
+    "Anchors",
     "Change",
     "CrawlMemory",
     "Discovered",

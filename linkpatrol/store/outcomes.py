@@ -11,16 +11,17 @@ from linkpatrol.model import REASONS, STATES, RobotsState, State
 from linkpatrol.rules import standing
 from linkpatrol.store import Discovered, Outcome, SiteRecord
 from linkpatrol.store.frontier import FrontierPart
+from linkpatrol.store.schema import anchors_text
 
 # the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
 # http_status, error, reason, content_type; links_unchanged (then base_url is kept), base_url,
 # redirect_to; last_modified, etag, last_checked, last_good, failing_since; done_pass,
-# links_pass, links_at, response_ms, anchors
+# links_pass, links_at, response_ms, anchors, heading_ids
 _OUTCOME_KINDS = (
     *("text", "text", "int", "text", "text", "text"),
     *("bool", "text", "text"),
     *("text", "text", "real", "real", "real"),
-    *("int", "int", "real", "real", "text"),
+    *("int", "int", "real", "real", "text", "text"),
 )
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 _HISTORY_COLUMNS = (
@@ -116,7 +117,8 @@ class OutcomesPart(FrontierPart):
                         pass_id if has_links else None,
                         now if o.good_links else None,
                         o.response_ms,
-                        None if o.anchors is None else "\n".join(sorted(o.anchors)),
+                        anchors_text(o.anchors),
+                        anchors_text(o.heading_ids),
                         o.url_id,
                     )
                 )
@@ -137,7 +139,7 @@ class OutcomesPart(FrontierPart):
                     "last_checked = coalesce(?, last_checked), last_good = ?, "
                     "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
                     "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms), "
-                    "anchors = coalesce(?, anchors)",
+                    "anchors = coalesce(?, anchors), heading_ids = coalesce(?, heading_ids)",
                     _OUTCOME_KINDS,
                     updates,
                 )

@@ -9,9 +9,9 @@ from typing import Any
 
 from linkpatrol.model import ACTIONS, REASONS, STATES, State
 from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
-from linkpatrol.store import Change, Part, PassInfo, Referrer, UrlRecord
+from linkpatrol.store import Anchors, Change, Part, PassInfo, Referrer, UrlRecord
 from linkpatrol.store.crew import PASS_COLUMNS, CrewPart, pass_from_row
-from linkpatrol.store.schema import NOT_WITHIN, Session
+from linkpatrol.store.schema import NOT_WITHIN, Session, anchors_of
 
 _URL_COLUMNS = (
     "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
@@ -167,23 +167,21 @@ class QueriesPart(CrewPart):
                 if state
             }
 
-    def fragment_links(
-        self, pass_id: int
-    ) -> Iterator[tuple[str, int | None, str, str, frozenset[str]]]:
+    def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:
         d = self.dialect
         with self._read() as s:
-            for src, line, dst, fragment, anchors in s.stream(
-                "SELECT s.url, l.line, d.url, l.fragment, d.anchors FROM links l "
+            for src, line, dst, fragment, ids, heading_ids in s.stream(
+                "SELECT s.url, l.line, d.url, l.fragment, d.anchors, d.heading_ids FROM links l "
                 "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
                 "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
                 "AND d.seen_pass = ? AND d.anchors IS NOT NULL "
                 f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
                 (pass_id, pass_id, pass_id),
             ):
-                yield src, line, dst, fragment, frozenset(filter(None, anchors.split("\n")))
+                yield src, line, dst, fragment, Anchors(anchors_of(ids), anchors_of(heading_ids))
         # a fragment survives a redirect, as in browsers: page#x where page redirects to
         # page/ is page/#x
-        landings: dict[str, tuple[str, str | None] | None] = {}
+        landings: dict[str, tuple[str, Anchors] | None] = {}
         with self._read() as s:
             redirected = s.execute(
                 "SELECT s.url, l.line, d.redirect_to, l.fragment FROM links l "
@@ -197,23 +195,27 @@ class QueriesPart(CrewPart):
                 if target not in landings:
                     landings[target] = self._landing(s, target, pass_id)
                 landing = landings[target]
-                if landing is not None and landing[1] is not None:
-                    anchors = frozenset(filter(None, landing[1].split("\n")))
-                    yield src, line, landing[0], fragment, anchors
+                if landing is not None:
+                    yield src, line, landing[0], fragment, landing[1]
 
-    def _landing(self, s: Session, url: str, pass_id: int) -> tuple[str, str | None] | None:
+    def _landing(self, s: Session, url: str, pass_id: int) -> tuple[str, Anchors] | None:
         """Where a redirect to ``url`` lands in the pass, following further redirects (a
-        few hops at most), with the landing page's anchors; None: nowhere known."""
+        few hops at most), with the landing page's anchors; None: nowhere known, or a page
+        whose anchors are not known."""
         for _ in range(MAX_HOPS):
+            url = url.partition("#")[0]
             row = s.execute(
-                "SELECT state, redirect_to, anchors FROM urls WHERE url = ? AND seen_pass = ?",
-                (url.partition("#")[0], pass_id),
+                "SELECT state, redirect_to, anchors, heading_ids FROM urls "
+                "WHERE url = ? AND seen_pass = ?",
+                (url, pass_id),
             ).fetchone()
             if row is None:
                 return None
-            state, target, anchors = row
+            state, target, ids, heading_ids = row
             if state != State.REDIRECT.value or target is None:
-                return url.partition("#")[0], anchors
+                if ids is None:
+                    return None
+                return url, Anchors(anchors_of(ids), anchors_of(heading_ids))
             url = target
         return None
 

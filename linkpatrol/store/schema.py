@@ -22,7 +22,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,7 +72,8 @@ CREATE TABLE IF NOT EXISTS urls(
   referrer_id {int},
   response_ms {real},
   anchors TEXT,
-  reason TEXT
+  reason TEXT,
+  heading_ids TEXT
 );
 CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
 CREATE TABLE IF NOT EXISTS links(
@@ -190,12 +191,30 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         f"UPDATE urls SET reason = {_REASON_OF_ERROR} WHERE error IS NOT NULL",
         f"UPDATE history SET reason = {_REASON_OF_ERROR} WHERE error IS NOT NULL",
     ),
+    7: (
+        "ALTER TABLE urls ADD COLUMN heading_ids TEXT",
+        # the Markdown pages read so far kept their heading ids among the others: without
+        # validators they are read again, whole, by the next crawl
+        "UPDATE urls SET etag = NULL, last_modified = NULL WHERE anchors IS NOT NULL "
+        "AND content_type IN ('text/markdown', 'text/x-markdown')",
+    ),
 }
 
 # a sole crawler goes without this index during its run, and builds it in one go at its end
 LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
 # a link to a #fragment of its own page: kept for --check-anchors, not as a link elsewhere
 NOT_WITHIN = "(l.fragment IS NULL OR l.src <> l.dst)"
+
+
+def anchors_text(anchors: frozenset[str] | None) -> str | None:
+    """A page's anchors as the memory keeps them, one a line (None: not read again, so the
+    kept ones stand)."""
+    return None if anchors is None else "\n".join(sorted(anchors))
+
+
+def anchors_of(text: str | None) -> frozenset[str]:
+    """The anchors kept as :func:`anchors_text` wrote them (none where none were kept)."""
+    return frozenset(filter(None, text.split("\n"))) if text else frozenset()
 
 
 @dataclass(frozen=True, slots=True)
