@@ -2,7 +2,8 @@
 
 The Markdown is CommonMark with the extensions GitHub renders: tables, strikethrough,
 autolink literals (``www.``, ``http(s)://``, ``mailto:``, ``xmpp:`` and bare e-mail
-addresses), footnotes and raw HTML; a YAML front matter block is skipped. markdown-it-py
+addresses), footnotes, raw HTML and math (``$…$``, ``$$…$$``, whose TeX holds no
+links); a YAML front matter block is skipped. markdown-it-py
 parses it, with each inline rule that makes links wrapped so that the tokens it makes
 remember where in their block's text they start: that gives each link the line it is
 really on, however the paragraph around it is wrapped and whatever spans several lines
@@ -26,6 +27,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.dollarmath.index import math_inline_dollar
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
@@ -52,6 +55,7 @@ _SCHEMES = ("http", "https", "mailto", "xmpp")
 _SCHEME_ROOM = 16
 
 _InlineRule = Callable[[StateInline, bool], bool]
+_BlockRule = Callable[[StateBlock, int, int, bool], bool]
 
 
 class _Markdown(MarkdownIt):
@@ -251,19 +255,100 @@ def _too_deep(state: StateBlock, line: int, end_line: int, silent: bool) -> bool
     return True
 
 
+def _closes_math(state: StateBlock, line: int) -> bool:
+    """The line ends a ``$$`` block (what its container puts before it does not matter)."""
+    return state.src[state.bMarks[line] : state.eMarks[line]].rstrip().endswith("$$")
+
+
+def _contained_math(rule: _BlockRule) -> _BlockRule:
+    """The rule for ``$$`` display math blocks, within their container, in linear time.
+
+    The rule looks for the closing ``$$`` line as far as the next blank line, past the
+    end of a list item too; it is given the lines only as far as the item goes (to a
+    line less indented than the item). A ``$$`` that never closes is tried again at each
+    block after it (a heading, say) up to that blank line: lines a failed try went
+    through are not gone through again. What was tried is kept in the document's env.
+    """
+
+    def contained(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        first = state.bMarks[start] + state.tShift[start]
+        if not state.src.startswith("$$", first):
+            return False
+        context = (state.blkIndent, end, state.parentType)
+        unclosed = state.env.setdefault("unclosed math", {})
+        tried, reached = unclosed.get(context, (0, 0))
+        if tried < start < reached:  # within lines that hold no closing '$$'
+            return False
+        line = start + 1
+        while line < end and not _closes_math(state, line):
+            if state.isEmpty(line) or state.sCount[line] < state.blkIndent:
+                break
+            line += 1
+        closed = line < end and _closes_math(state, line)
+        if rule(state, start, line + 1 if closed else line, silent):
+            return True
+        if not closed:
+            unclosed[context] = (start, line)
+        return False
+
+    return contained
+
+
+def _outside_code(rule: _InlineRule) -> _InlineRule:
+    """An inline math rule whose closing ``$`` is not in a code span: math with a
+    backtick in it is none, so ``$10 and `$HOME``` is text and code."""
+
+    def outside(state: StateInline, silent: bool) -> bool:
+        start = state.pos
+        if not rule(state, True):
+            return False
+        if "`" in state.src[start : state.pos]:
+            state.pos = start
+            return False
+        if not silent:
+            state.pos = start
+            rule(state, False)
+        return True
+
+    return outside
+
+
+_display_math = math_inline_dollar(allow_space=True, allow_digits=True, allow_double=True)
+
+
+def _display_math_inline(state: StateInline, silent: bool) -> bool:
+    """``$$…$$`` within a paragraph, as GitHub reads it: display math, spaces and line
+    breaks inside it included (``$…$`` may not start or end with a space)."""
+    return state.src.startswith("$$", state.pos) and _display_math(state, silent)
+
+
 def _new_parser() -> MarkdownIt:
     md = _Markdown("commonmark", {"maxNesting": _NOT_LIMITED})
     md.enable(["table", "strikethrough"])
     md.use(front_matter_plugin)
     md.use(footnote_plugin, inline=False, move_to_end=False)
     md.use(gfm_autolink_plugin)
-    md.block.ruler.before(md.block.ruler.get_all_rules()[0], "too_deep", _too_deep)
+    md.use(
+        dollarmath_plugin,
+        allow_labels=False,
+        allow_space=False,
+        allow_digits=False,
+        allow_blank_lines=False,
+    )
+    blocks = md.block.ruler
+    for block, block_rule in zip(blocks.get_active_rules(), blocks.getRules(""), strict=True):
+        if block == "math_block":
+            blocks.at(block, _contained_math(block_rule))
+    blocks.before(blocks.get_all_rules()[0], "too_deep", _too_deep)
     md.core.ruler.at("inline", _inline_in_pieces)
     ruler = md.inline.ruler
     for name, rule in zip(ruler.get_active_rules(), ruler.getRules(""), strict=True):
         if name in _LINK_RULES:
             guard = _GUARDS.get(name)
             ruler.at(name, _placed(guard(rule) if guard else rule, name))
+        elif name == "math_inline":
+            ruler.at(name, _outside_code(rule))
+    ruler.before("math_inline", "math_inline_double", _outside_code(_display_math_inline))
     return md
 
 
@@ -330,6 +415,8 @@ def _rendered_text(children: Iterable[Token]) -> str:
     for child in children:
         if child.type in ("text", "code_inline", "text_special"):
             parts.append(child.content)
+        elif child.type in ("math_inline", "math_inline_double"):
+            parts.append(f"{child.markup}{child.content}{child.markup}")
         elif child.type in ("softbreak", "hardbreak"):
             parts.append("\n")
     return "".join(parts)
@@ -460,7 +547,7 @@ def extract_markdown(body: bytes, header_charset: str | None = None) -> Page:
     no link uses render nothing and are not reported. Bare URLs count as GitHub links
     them (``http://`` is added to ``www.`` ones, ``mailto:`` to e-mail addresses).
     Raw HTML contributes what :func:`~linkpatrol.extract.extract_html` finds in it.
-    Nothing in code blocks, code spans or the front matter is a link.
+    Nothing in code blocks, code spans, math or the front matter is a link.
 
     The heading ids are those GitHub gives headings (see :func:`heading_slug`; a
     repeated slug gets ``-1``, ``-2``, ... in document order), which it finds whatever

@@ -440,6 +440,35 @@ def test_a_markdown_docs_folder_resolves_links_between_files_and_heading_anchors
     assert broken_lines(moved)[docs + "docs/api/index.md"] == [(install, 6)]
 
 
+def test_math_in_markdown_files_is_no_link(tmp_path: Path) -> None:
+    write(
+        tmp_path / "notes",
+        {
+            "README.md": lines(
+                "# Physics",  # 1
+                r"The state $[\psi](\mathbf{L})$ is normalised; see [the proof](proof.md).",
+                "",
+                "$$",  # 4
+                r"\langle [x](y) \rangle = \int \psi^* x \psi",
+                "$$",
+                "",
+                r"It costs \$5 and $10 [at the shop](shop.md), and `$`[code](code.md)`$`.",  # 8
+            ),
+            "proof.md": lines("# Proof", "Display math inside a paragraph:", "$$ [a](b) $$"),
+            "code.md": "code\n",
+        },
+    )
+    notes = (tmp_path / "notes").as_uri() + "/"
+
+    code, report = Runner(tmp_path).check_json("notes", "--offline")
+
+    assert broken_lines(report) == {notes + "shop.md": [(notes + "README.md", 8)]}
+    assert sorted(by_url(report)) == sorted(
+        notes + name for name in ("README.md", "proof.md", "code.md", "shop.md")
+    )
+    assert code == 1
+
+
 def test_sarif_places_local_results_in_files_relative_to_the_repository(tmp_path: Path) -> None:
     write(tmp_path / "public site", {"index.html": lines("<p>x</p>", '<a href="gone.html">x</a>')})
 

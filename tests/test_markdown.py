@@ -199,6 +199,44 @@ Inline `[span](span.md)` and ``<https://span.example/>``, and a span over `two
     assert pairs(doc) == [("real.md", 12)]
 
 
+@pytest.mark.parametrize(
+    ("doc", "links"),
+    [
+        # inline math, as GitHub reads it
+        (r"The norm $[\psi](\mathbf{L})$ is [real](real.md).", ["real.md"]),
+        ("Math $<a href='x.html'>$ and $https://x.example/$.", []),
+        ("$$[a](a.md)$$ inline display math", []),
+        # not math: a space inside the dollars, a digit after, an escaped dollar
+        ("$ [a](a.md) $", ["a.md"]),
+        ("Costs $5 and [a](a.md) $ more", ["a.md"]),
+        ("From $[a](a.md)$5 up", ["a.md"]),
+        (r"\$[a](a.md)$ and $[b](b.md)\$", ["a.md", "b.md"]),
+        ("`$`[a](a.md)`$`", ["a.md"]),  # dollars in code spans open no math
+        ("Costs $10, [a](a.md) and `$HOME`", ["a.md"]),  # ... and close none
+        ("$`[a](a.md)`$", []),  # GitHub's other inline form: a code span
+        # display math blocks, also right after a paragraph, in lists and quotes
+        ("$$\n[x](y)\n\\text{[z](z.md)}\n$$\n\n[after](after.md)", ["after.md"]),
+        ("Text\n$$\n[x](y)\n$$\n[after](after.md)", ["after.md"]),
+        ("- item\n\n  $$\n  [x](y)\n  $$\n> $$\n> [q](q.md)\n> $$", []),
+        ("$$ [x](y) $$", []),
+        ("- $$\n  [x](x.md)\n- [y](y.md)\n  $$", ["x.md", "y.md"]),  # not past its item
+        ("```math\n[x](y)\n```", []),
+        # a '$$' never closed is text
+        ("$$\n[a](a.md)\n\n[b](b.md)", ["a.md", "b.md"]),
+    ],
+)
+def test_math_is_not_a_link(doc: str, links: list[str]) -> None:
+    assert [url for url, _ in pairs(doc)] == links
+
+
+def test_links_after_math_keep_their_lines_and_headings_their_math() -> None:
+    doc = "# Energy $E=mc^2$\n\n$$\na\n\n$$\n\n$a$ and $$\nb\n$$ [c](c.md)\n[d](d.md)\n"
+    page = extract_markdown(doc.encode())
+    assert [(link.url, link.line) for link in page.links] == [("c.md", 10), ("d.md", 11)]
+    assert page.heading_ids == {"energy-emc2"}
+    assert page.title == "Energy $E=mc^2$"
+
+
 def test_raw_html_gives_its_links_and_anchors_with_their_lines() -> None:
     doc = """\
 Intro with <a href="inline.html">inline</a> HTML and <img
@@ -408,10 +446,15 @@ def test_a_paragraph_longer_than_the_parser_takes_at_once_keeps_every_link() -> 
 
 
 def test_hostile_runs_of_markup_characters_give_a_page() -> None:
-    for unit in ("[", "![", "[a](", "a:", "http:", "a@", "www.", "<", "*a", "`", "&#", "|"):
+    for unit in ("[", "![", "[a](", "a:", "http:", "a@", "www.", "<", "*a", "`", "&#", "|", "$"):
         run = "x" + unit * ((2 * _PIECE + 5_000) // len(unit))  # "```" would start code
         page = extract_markdown(f"{run}\n\n[end](end.md)".encode())
         assert (page.links[-1].url, page.links[-1].line) == ("end.md", 3)
+    # a '$$' that never closes, on every other line, and lines that only end with one
+    for block in ("$$a\n# h\n", "- $$a\n", "> $$a\n> ---\n", "a $$\n"):
+        run = block * 3_000
+        page = extract_markdown(f"{run}\n$$\n\n[end](end.md)".encode())
+        assert (page.links[-1].url, page.links[-1].line) == ("end.md", run.count("\n") + 4)
 
 
 # -- properties
@@ -421,7 +464,7 @@ MARKDOWN_PIECES = [
     "# ", "> ", "- ", "1. ", "|", "|---|", "---", "*", "_", "\\", "&amp;", "&#0;", "\x00",
     "[a](b)", "[a]: /r", "[a]", "[^1]", "[^1]: n", "<a href=x>", "<div>", "</div>", "<!--",
     "-->", "https://x.example/", "www.x.example", "a@b.example", "mailto:", "{#id}", "é",
-    "\ufeff", "\u2028", "\x85", "\x0c",
+    "\ufeff", "\u2028", "\x85", "\x0c", "$", "$$", "\\$", "$$\n",
 ]  # fmt: skip
 markdown_documents = st.one_of(
     st.binary(max_size=2000),
