@@ -169,6 +169,7 @@ class QueriesPart(CrewPart):
 
     def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:
         d = self.dialect
+        target, anchors = None, Anchors(frozenset(), frozenset())
         with self._read() as s:
             for src, line, dst, fragment, ids, heading_ids in s.stream(
                 "SELECT s.url, l.line, d.url, l.fragment, d.anchors, d.heading_ids FROM links l "
@@ -178,7 +179,9 @@ class QueriesPart(CrewPart):
                 f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
                 (pass_id, pass_id, pass_id),
             ):
-                yield src, line, dst, fragment, Anchors(anchors_of(ids), anchors_of(heading_ids))
+                if dst != target:  # the rows of one target come together: read once
+                    target, anchors = dst, Anchors(anchors_of(ids), anchors_of(heading_ids))
+                yield src, line, dst, fragment, anchors
         # a fragment survives a redirect, as in browsers: page#x where page redirects to
         # page/ is page/#x
         landings: dict[str, tuple[str, Anchors] | None] = {}
