@@ -2,7 +2,9 @@
 
 ``cut(seconds)`` closes every connection through it and refuses new ones (nothing
 listens on its port) for that long, as a database server that restarts does to its
-clients; then it listens on the same port again.
+clients; then it listens on the same port again. ``lose_commit_answers(n)`` lets the next
+``n`` transactions commit but drops their connections before the answer comes back: the
+client cannot tell whether its commit was made.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from collections.abc import Iterator
 
 BUFFER = 65536
+COMMIT = b"COMMIT\x00"  # a COMMIT statement, in the protocol's messages
 
 
 class Relay:
@@ -26,6 +29,8 @@ class Relay:
         self.port: int = listener.getsockname()[1]
         self._listener: socket.socket | None = listener
         self._stopped = threading.Event()
+        self._commits_to_lose = 0
+        self.commits_lost = 0
         self._accepting = threading.Thread(target=self._accept, daemon=True)
         self._accepting.start()
 
@@ -71,6 +76,9 @@ class Relay:
                         if not data:
                             return
                         peer[key.fileobj].sendall(data)  # type: ignore[index]
+                        if key.fileobj is client and COMMIT in data and self._lose_this():
+                            time.sleep(0.3)  # the server commits; its answer is not passed on
+                            return
             except (OSError, ValueError):
                 return
             finally:
@@ -100,6 +108,19 @@ class Relay:
             return
         with self._lock:
             self._listener = self._listen(self.port)
+
+    def lose_commit_answers(self, count: int) -> None:
+        """Drop the connection of each of the next ``count`` commits once it is sent."""
+        with self._lock:
+            self._commits_to_lose = count
+
+    def _lose_this(self) -> bool:
+        with self._lock:
+            if self._commits_to_lose <= 0:
+                return False
+            self._commits_to_lose -= 1
+            self.commits_lost += 1
+            return True
 
     def close(self) -> None:
         self._stopped.set()

@@ -539,3 +539,39 @@ def test_status_tells_the_time_crawling_and_forgets_a_crawler_killed(
     after = json.loads(killed.stdout)
     assert after["workers"] == [], after["workers"]  # at once, not after 10 s of silence
     assert after["phase"].startswith("cut off") and "cut off (no crawler at work" in text
+
+
+def test_commits_whose_answers_were_lost_count_once(
+    run: Runner, serve: Serve, postgres_url: str
+) -> None:
+    """A batch made again after its commit's answer was lost (the server had committed
+    it) changes nothing more: the pass's figures and the history are those of one
+    writing."""
+    pages = generated_site(indexes=6, per_index=25)
+    gate, handlers = gated(pages, 0.01)
+    gate.release()
+    site = serve(handlers)
+    server = urlsplit(postgres_url)
+    with relay((server.hostname or "127.0.0.1", server.port or 5432)) as relayed:
+        db = through(relayed, postgres_url)
+        (proc,) = start_workers(run, db, site.url("/"), count=1)
+        try:
+            wait_for_requests(site, 20, [proc])
+            relayed.lose_commit_answers(6)
+            wait_until(lambda: relayed.commits_lost == 6 or proc.poll() is not None, 60, "6 cuts")
+        finally:
+            ((code, out, err),) = finish([proc])
+
+    assert relayed.commits_lost == 6
+    assert code == 1, err
+    report = json.loads(out)
+    assert report["complete"]
+    hits = site.requests()
+    assert report["summary"]["requests"] == len(hits), (report["summary"], len(hits))
+    fetched = {h.path for h in hits if h.path != "/robots.txt"}
+    assert report["summary"]["requested"] == len(fetched), report["summary"]
+    # one history row per URL: each changed once, from nothing to its verdict
+    assert (
+        memory_rows(postgres_url, "SELECT url_id FROM history GROUP BY url_id HAVING count(*) > 1")
+        == []
+    )

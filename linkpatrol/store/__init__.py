@@ -213,9 +213,16 @@ class CrawlMemory(Frontier, Protocol):
         ...
 
     def complete(
-        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+        self,
+        pass_id: int,
+        outcomes: Sequence[Outcome],
+        now: float,
+        extra_requests: int = 0,
+        batch: int = 0,
     ) -> set[str]:
-        """Write a batch of outcomes; the origins of the URLs it queued."""
+        """Write a batch of outcomes; the origins of the URLs it queued. ``batch`` numbers
+        the worker's batches: one written already (its commit's answer lost) is not
+        written again."""
         ...
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]: ...

@@ -245,6 +245,8 @@ class CrewPart(OutcomesPart):
                 "SELECT started_at, crew_since FROM workers WHERE id = ?", (self._owner,)
             ).fetchone()
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
+            if mine is None:  # ended before (its commit's answer lost), or taken for gone
+                usage, elapsed = None, 0.0
             if usage is not None:
                 row = s.execute("SELECT usage FROM passes WHERE id = ?", (pass_id,)).fetchone()
                 if row and row[0]:

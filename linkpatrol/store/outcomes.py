@@ -10,8 +10,8 @@ from typing import Any
 from linkpatrol.model import REASONS, STATES, RobotsState, State
 from linkpatrol.rules import standing
 from linkpatrol.store import Discovered, Outcome, SiteRecord
-from linkpatrol.store.frontier import FrontierPart
-from linkpatrol.store.schema import anchors_text
+from linkpatrol.store.frontier import FrontierPart, _origin_of
+from linkpatrol.store.schema import Session, anchors_text
 
 # the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
 # http_status, error, reason, content_type; links_unchanged (then base_url is kept), base_url,
@@ -38,14 +38,36 @@ _HISTORY_COLUMNS = (
 class OutcomesPart(FrontierPart):
     """What a crawl writes of its outcomes, in :class:`~linkpatrol.store.sql.SqlStore`."""
 
+    def _written_before(self, s: Session, batch: int) -> bool:
+        """Whether this worker wrote batch ``batch`` already; if not, it is noted as written
+        (with the rest of the transaction)."""
+        row = s.execute("SELECT batches FROM workers WHERE id = ?", (self._owner,)).fetchone()
+        if row is None:  # not enlisted (any more): nothing to tell by
+            return False
+        if row[0] >= batch:
+            return True
+        s.execute("UPDATE workers SET batches = ? WHERE id = ?", (batch, self._owner))
+        return False
+
     def complete(
-        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+        self,
+        pass_id: int,
+        outcomes: Sequence[Outcome],
+        now: float,
+        extra_requests: int = 0,
+        batch: int = 0,
     ) -> set[str]:
         """Write a batch of outcomes, their links and what they discover, in one transaction;
-        the origins of the URLs it queued."""
+        the origins of the URLs it queued.
+
+        ``batch`` numbers this worker's batches (from 1; 0: unnumbered): one written before,
+        whose commit's answer was lost, is not written again.
+        """
         d = self.dialect
         origins: set[str] = set()
         with self._learning() as s:
+            if batch and self._written_before(s, batch):
+                return {_origin_of(f.url) for o in outcomes for f in o.links or ()} - {""}
             targets: dict[str, tuple[Discovered, int | None]] = {}
             for outcome in outcomes:
                 for found in outcome.links or ():

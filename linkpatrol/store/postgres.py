@@ -278,6 +278,8 @@ class PostgresStore(SqlStore):
         self._waiting = threading.local()  # .until: when a call riding out an outage gives up
         self._tell_outage: Callable[[str], None] | None = None
         self._outage_told = False
+        self._batches = 0  # batches of outcomes this worker wrote
+        self._batches = 0  # batches of outcomes this worker wrote
         self._relocked_at = -WORKER_SILENCE  # when this worker last took its lock again
         self._stopping = threading.Event()
         self._conninfo = url
@@ -580,10 +582,19 @@ class PostgresStore(SqlStore):
         return self._ride_out(functools.partial(SqlStore.links_of, self, url_ids, unseen_in))
 
     def complete(
-        self, pass_id: int, outcomes: Sequence[Outcome], now: float, extra_requests: int = 0
+        self,
+        pass_id: int,
+        outcomes: Sequence[Outcome],
+        now: float,
+        extra_requests: int = 0,
+        batch: int = 0,
     ) -> set[str]:
+        # numbered here, once: made again after a lost answer, it keeps its number
+        self._batches += 1
         return self._ride_out(
-            functools.partial(SqlStore.complete, self, pass_id, outcomes, now, extra_requests)
+            functools.partial(
+                SqlStore.complete, self, pass_id, outcomes, now, extra_requests, self._batches
+            )
         )
 
     def release(self, pass_id: int, url_ids: Sequence[int]) -> None:

@@ -125,7 +125,8 @@ CREATE TABLE IF NOT EXISTS workers(
   crew_since {real} NOT NULL,
   heartbeat {real} NOT NULL,
   done {int} NOT NULL DEFAULT 0,
-  slots {int} NOT NULL DEFAULT 0
+  slots {int} NOT NULL DEFAULT 0,
+  batches {int} NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS plugin_fields(
   pass_id {int} NOT NULL,
@@ -197,6 +198,9 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         # validators they are read again, whole, by the next crawl
         "UPDATE urls SET etag = NULL, last_modified = NULL WHERE anchors IS NOT NULL "
         "AND content_type IN ('text/markdown', 'text/x-markdown')",
+        # made again below with the number of the last batch of outcomes each worker wrote
+        # (one made again is not counted twice); the table only lists the workers at work
+        "DROP TABLE IF EXISTS workers",
     ),
 }
 
