@@ -24,12 +24,19 @@ DEFAULT_CONFIG = "linkpatrol.toml"
 # ---- values, as the file or the command line gives them --------------------------------
 # each converter raises ValueError with a readable reason
 
-_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+_DURATION_UNITS = {
+    "ms": 0.001,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "w": 604800.0,
+}
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|[smhdw]?)")
 
 
 def parse_duration(text: str | float | int) -> float:
-    """Seconds from '90m', '1d', '2h30m', '45s', '1.5h' or a plain number of seconds."""
+    """Seconds from '200ms', '90m', '1d', '2h30m', '45s', '1.5h' or a plain number of seconds."""
     if isinstance(text, bool):
         raise ValueError(f"not a duration: {text!r}")
     if isinstance(text, int | float):
@@ -43,7 +50,7 @@ def parse_duration(text: str | float | int) -> float:
     while pos < len(spec):
         m = _DURATION_RE.match(spec, pos)
         if not m or m.end() == pos:
-            raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 15m, 2h, 7d)")
+            raise ValueError(f"not a duration: {text!r} (use e.g. 200ms, 90s, 15m, 2h, 7d)")
         total += float(m.group(1)) * _DURATION_UNITS[m.group(2) or "s"]
         pos = m.end()
         while pos < len(spec) and spec[pos] == " ":
