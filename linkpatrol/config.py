@@ -629,9 +629,31 @@ def as_checked(
     return dataclasses.replace(kept, **changed) if changed else kept
 
 
+# an output file's extension -> the report format it is written in, unless one is given
+FORMAT_BY_EXTENSION: dict[str, ReportFormat] = {
+    ".html": ReportFormat.HTML,
+    ".htm": ReportFormat.HTML,
+    ".json": ReportFormat.JSON,
+    ".csv": ReportFormat.CSV,
+    ".md": ReportFormat.MARKDOWN,
+    ".markdown": ReportFormat.MARKDOWN,
+    ".xml": ReportFormat.JUNIT,
+    ".sarif": ReportFormat.SARIF,
+    ".dot": ReportFormat.DOT,
+}
+
+
+def format_for_output(output: str) -> ReportFormat:
+    """The report format an output file's name asks for: text unless its extension names one."""
+    return FORMAT_BY_EXTENSION.get(Path(output).suffix.lower(), ReportFormat.TEXT)
+
+
 def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> SiteSettings:
-    """Defaults, then the file, then the command line."""
+    """Defaults, then the file, then the command line; a report format not given is the
+    one the output file's extension names."""
     merged = {**file_values, **cli_values}
+    if "format" not in merged and merged.get("output"):
+        merged["format"] = format_for_output(merged["output"])
     settings = SiteSettings(**merged)
     if settings.hooks is not None and not Path(settings.hooks).is_file():
         where = "option --hooks" if "hooks" in cli_values else "key 'hooks'"
@@ -646,6 +668,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "FAIL_ON",
     "FORMATS",
+    "FORMAT_BY_EXTENSION",
     "HTTP_TOKEN_RE",
     "REPORT_FIELDS",
     "Rewrite",
@@ -655,6 +678,7 @@ __all__ = [
     "TlsHost",
     "as_checked",
     "build_settings",
+    "format_for_output",
     "load_file",
     "parse_duration",
     "parse_size",

@@ -307,7 +307,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         ("--format",),
-        "report format (default: text)",
+        "report format; when not given, the one the -o FILE's extension names "
+        "(.html, .json, .csv, .md, .xml: junit, .sarif, .dot), else text",
         field="format",
         kind=Kind.CHOICE,
         commands=REPORTING,

@@ -1,11 +1,17 @@
-"""How values and options may be spelled: durations in milliseconds, ..."""
+"""How values and options may be spelled: durations in milliseconds, the report format
+from the output file's name, ..."""
 
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from linkpatrol.config import build_settings, format_for_output
+from linkpatrol.model import ReportFormat
 from linkpatrol.options import parse_duration
 from tests.conftest import Runner, Serve
 from tests.sitesrv import Page, html
@@ -59,3 +65,72 @@ def test_a_delay_in_milliseconds_spaces_the_requests(run: Runner, serve: Serve) 
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     assert min(gaps) >= 0.15, gaps
     assert max(gaps) < 2.0, gaps  # milliseconds, not minutes or seconds
+
+
+# ---- the report format from the output file's extension ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "format_"),
+    [
+        ("report.html", ReportFormat.HTML),
+        ("out/REPORT.HTM", ReportFormat.HTML),
+        ("report.json", ReportFormat.JSON),
+        ("links.csv", ReportFormat.CSV),
+        ("links.md", ReportFormat.MARKDOWN),
+        ("junit.xml", ReportFormat.JUNIT),
+        ("scan.sarif", ReportFormat.SARIF),
+        ("graph.dot", ReportFormat.DOT),
+        ("report.txt", ReportFormat.TEXT),
+        ("report.pdf", ReportFormat.TEXT),
+        ("report", ReportFormat.TEXT),
+        ("report.html.bak", ReportFormat.TEXT),
+    ],
+)
+def test_an_output_files_extension_names_its_format(output: str, format_: ReportFormat) -> None:
+    assert format_for_output(output) is format_
+    assert build_settings({}, {"output": output}).format is format_
+
+
+@pytest.mark.parametrize(
+    ("file_values", "cli_values", "format_"),
+    [
+        ({}, {}, ReportFormat.TEXT),
+        ({"output": "r.json"}, {}, ReportFormat.JSON),
+        ({}, {"output": "r.csv"}, ReportFormat.CSV),
+        ({}, {"output": "r.json", "format": ReportFormat.TEXT}, ReportFormat.TEXT),
+        ({"format": ReportFormat.SARIF}, {"output": "r.json"}, ReportFormat.SARIF),
+        ({"format": ReportFormat.HTML, "output": "r.txt"}, {}, ReportFormat.HTML),
+        ({"output": "r.html"}, {"output": "r.md"}, ReportFormat.MARKDOWN),
+    ],
+)
+def test_a_format_given_wins_over_the_extension(
+    file_values: dict[str, Any], cli_values: dict[str, Any], format_: ReportFormat
+) -> None:
+    assert build_settings(file_values, cli_values).format is format_
+
+
+def test_check_and_report_write_the_format_the_file_name_asks_for(
+    run: Runner, serve: Serve
+) -> None:
+    site = serve(
+        {
+            "/": Page(html("<html><body>", '<a href="/gone.html">gone</a>', "</body></html>")),
+            "/robots.txt": Page("", status=404),
+        }
+    )
+
+    checked = run.check(site.url("/"), "-o", "report.json")
+    assert checked.returncode == 1, checked.stderr
+    report = json.loads(Path(run.cwd, "report.json").read_text())
+    assert [u["url"] for u in report["urls"] if u["state"] == "broken"] == [site.url("/gone.html")]
+
+    reported = run("report", "--db", run.db, "-o", "report.html")
+    assert reported.returncode == 1, reported.stderr
+    assert Path(run.cwd, "report.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+    plain = run("report", "--db", run.db, "-o", "report.md", "--format", "text")
+    assert plain.returncode == 1, plain.stderr
+    text = Path(run.cwd, "report.md").read_text()
+    assert site.url("/gone.html") in text
+    assert not text.startswith("#") and "|" not in text.splitlines()[0]
