@@ -40,7 +40,7 @@ T = TypeVar("T")
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, exit 2, like every other usage error
-        self.exit(ExitCode.USAGE, f"linkpatrol: {message} (see linkpatrol --help)\n")
+        self.exit(ExitCode.USAGE, f"linkpatrol: {_as_typed(message)} (see linkpatrol --help)\n")
 
 
 _ACTIONS = {
@@ -434,22 +434,39 @@ def _run_status(settings: SiteSettings, format_: str) -> ExitCode:
     return ExitCode.CLEAN
 
 
-_VALUED = {f"{option.flags[-1]}=": option.valued for option in OPTIONS if option.bare}
+# the options that may stand alone or take a value, by the name the user types
+_BARE = {option.flags[-1]: option for option in OPTIONS if option.bare is not None}
 
 
 def _spelled_out(argv: list[str]) -> list[str]:
-    """``--check-anchors=all``: an option that may stand alone, with a value, spelled for
-    the parser."""
+    """``--check-anchors=all`` or ``--check-anchors all``: an option that may stand alone,
+    with a value, spelled for the parser. Only one of its values right after it is taken
+    as its value: ``--check-anchors https://x/`` is the option alone and a start URL."""
     out: list[str] = []
-    for i, arg in enumerate(argv):
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
         if arg == "--":
             return out + argv[i:]
         name, equals, value = arg.partition("=")
-        if equals and name + equals in _VALUED:
-            out += [_VALUED[name + equals], value]
+        option = _BARE.get(name)
+        if option is not None and equals:
+            out += [option.valued, value]
+        elif option is not None and i + 1 < len(argv) and argv[i + 1] in option.choices:
+            out += [option.valued, argv[i + 1]]
+            i += 1
         else:
             out.append(arg)
+        i += 1
     return out
+
+
+def _as_typed(message: str) -> str:
+    """A parser's message with the options the parser alone knows named as the user types
+    them."""
+    for name, option in _BARE.items():
+        message = message.replace(option.valued, name)
+    return message
 
 
 def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:

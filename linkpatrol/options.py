@@ -337,7 +337,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         ("--check-anchors",),
         "a link to page#name is broken when the page has no element with that id or name "
-        "(the site's pages; --check-anchors=all: outside pages too)",
+        "(the site's pages; --check-anchors all: outside pages too; off: not at all)",
         field="check_anchors",
         kind=Kind.CHOICE,
         commands=REPORTING,

@@ -1,5 +1,5 @@
 """How values and options may be spelled: durations in milliseconds, the report format
-from the output file's name, ..."""
+from the output file's name, ``--check-anchors all``, ..."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from linkpatrol.cli import _command_line, _spelled_out, build_parser
 from linkpatrol.config import build_settings, format_for_output
-from linkpatrol.model import ReportFormat
+from linkpatrol.model import AnchorMode, ReportFormat
 from linkpatrol.options import parse_duration
 from tests.conftest import Runner, Serve
 from tests.sitesrv import Page, html
@@ -134,3 +135,78 @@ def test_check_and_report_write_the_format_the_file_name_asks_for(
     text = Path(run.cwd, "report.md").read_text()
     assert site.url("/gone.html") in text
     assert not text.startswith("#") and "|" not in text.splitlines()[0]
+
+
+# ---- --check-anchors with a value after a space ---------------------------------------------
+
+START = "https://example.org/"
+
+
+@pytest.mark.parametrize(
+    ("argv", "mode", "starts"),
+    [
+        (["--check-anchors", START], AnchorMode.SITE, [START]),
+        ([START, "--check-anchors"], AnchorMode.SITE, [START]),
+        (["--check-anchors", "all", START], AnchorMode.ALL, [START]),
+        ([START, "--check-anchors", "all"], AnchorMode.ALL, [START]),
+        (["--check-anchors", "site", START], AnchorMode.SITE, [START]),
+        (["--check-anchors", "off", START], AnchorMode.OFF, [START]),
+        (["--check-anchors=all", START], AnchorMode.ALL, [START]),
+        (["--check-anchors", "./all", START], AnchorMode.SITE, ["./all", START]),
+        (["--check-anchors", "All", START], AnchorMode.SITE, ["All", START]),
+        (["--check-anchors", "--", "all"], AnchorMode.SITE, ["all"]),
+        ([START, "--", "--check-anchors", "all"], None, [START, "--check-anchors", "all"]),
+    ],
+)
+def test_only_a_mode_right_after_check_anchors_is_its_value(
+    argv: list[str], mode: AnchorMode | None, starts: list[str]
+) -> None:
+    args = build_parser().parse_args(_spelled_out(["check", *argv]))
+
+    given = _command_line(args)
+    assert given.get("check_anchors") is mode
+    assert given["start_urls"] == tuple(starts)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--check-anchors=bogus"], "argument --check-anchors: invalid choice: 'bogus'"),
+        (["--check-anchors="], "argument --check-anchors: invalid choice: ''"),
+    ],
+)
+def test_a_wrong_anchor_mode_is_named_as_typed(run: Runner, argv: list[str], said: str) -> None:
+    proc = run.check(*argv, START)
+
+    assert proc.returncode == 2
+    assert said in proc.stderr
+    assert "-mode" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_check_anchors_all_with_a_space_judges_outside_pages(run: Runner, serve: Serve) -> None:
+    outside = serve({"/doc.html": Page(html('<h1 id="install">Install</h1>'))})
+    site = serve(
+        {
+            "/": Page(
+                html(
+                    "<html><body>",
+                    f'<a href="{outside.url("/doc.html#install")}">ok</a>',
+                    f'<a href="{outside.url("/doc.html#nowhere")}">gone</a>',
+                    "</body></html>",
+                )
+            ),
+            "/robots.txt": Page("", status=404),
+        }
+    )
+
+    code, report = run.check_json("--check-anchors", "all", site.url("/"))
+
+    assert code == 1
+    broken = {u["url"]: u["error"] for u in report["urls"] if u["state"] == "broken"}
+    assert broken == {outside.url("/doc.html#nowhere"): "missing anchor"}
+
+    code, report = run.check_json("--db", ":memory:", "--check-anchors", site.url("/"))
+
+    assert code == 0, report  # the site's own pages only: the URL is a start, not a mode
+    assert site.url("/") in {u["url"] for u in report["urls"]}
