@@ -25,7 +25,7 @@ from linkpatrol.config import (
     load_file,
 )
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat
-from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, options_of
+from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, did_you_mean, options_of
 from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.store import Store, open_store
 
@@ -469,10 +469,29 @@ def _as_typed(message: str) -> str:
     return message
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The arguments, or a usage error that names the command or option meant, if one is
+    close to what was typed."""
+    typed = _spelled_out(argv)
+    word = next((arg for arg in typed if not arg.startswith("-")), None)
+    commands = [command for command, _ in COMMANDS]
+    if word is not None and word not in commands:
+        hint = did_you_mean(word, commands) or f" (choose from {', '.join(commands)})"
+        parser.error(f"unknown command '{word}'{hint}")
+    args, unknown = parser.parse_known_args(typed)
+    if unknown:
+        known = ["-h", "--help"] if args.command else ["-h", "--help", "--version"]
+        for option in options_of(args.command) if args.command else ():
+            known += [flag for flag in option.flags if flag.startswith("-")]
+        hints = (did_you_mean(arg.partition("=")[0], known) for arg in unknown if arg[:1] == "-")
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{next(filter(None, hints), '')}")
+    return args
+
+
 def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
     err = stderr or sys.stderr
     parser = build_parser()
-    args = parser.parse_args(_spelled_out(sys.argv[1:] if argv is None else argv))
+    args = _parse(parser, sys.argv[1:] if argv is None else argv)
     if args.command is None:
         parser.print_help(err)
         return ExitCode.USAGE

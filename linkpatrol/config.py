@@ -31,6 +31,7 @@ from linkpatrol.options import (
     BY_KEY,
     DEFAULT_CONFIG,
     Converter,
+    did_you_mean,
     parse_duration,
     parse_size,
     parse_status_list,
@@ -205,9 +206,10 @@ def _tables(
             continue
         if not isinstance(entry, dict):
             raise ConfigError(f"{here}: must be a table")
-        unknown = set(entry) - keys
+        unknown = sorted(set(entry) - keys)
         if unknown:
-            raise ConfigError(f"{here}: unknown key '{sorted(unknown)[0]}'")
+            hint = did_you_mean(unknown[0], keys)
+            raise ConfigError(f"{here}: unknown key '{unknown[0]}'{hint}")
         yield here, entry
 
 
@@ -559,7 +561,7 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
             except ValueError as exc:
                 raise ConfigError(f"{where}: key '{raw_key}': {exc}") from None
         else:
-            raise ConfigError(f"{where}: unknown key '{raw_key}'")
+            raise ConfigError(f"{where}: unknown key '{raw_key}'{_key_hint(raw_key)}")
     if "hooks" in values:
         hooks = Path(values["hooks"])
         if not hooks.is_absolute():
@@ -571,6 +573,12 @@ def values_from_mapping(data: dict[str, Any], where: str, base_dir: Path) -> dic
         where_key = f"{where}: key '{spelled['ca_bundle']}'"
         values["ca_bundle"] = _check_ca_bundle(str(base_dir / values["ca_bundle"]), where_key)
     return values
+
+
+def _key_hint(raw_key: str) -> str:
+    """A close key, spelled with '-' or '_' as the user spelled theirs."""
+    known = [k.replace("_", "-") for k in CONFIG_KEYS] if "-" in raw_key else CONFIG_KEYS
+    return did_you_mean(raw_key, known)
 
 
 # the options of a report that a ``report`` (or a dashboard) may set apart from the pass's

@@ -8,9 +8,10 @@ converter as the command line, so both accept and refuse the same values.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +183,12 @@ def anchor_mode(value: Any) -> AnchorMode:
     if value not in choices:
         raise ValueError(f"expected true, false or one of {', '.join(choices)}, got {value!r}")
     return AnchorMode(value)
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the known name closest to a misspelt ``word``, or ''."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 # ---- the table ----------------------------------------------------------------------------
@@ -694,6 +701,7 @@ __all__ = [
     "Kind",
     "Option",
     "anchor_mode",
+    "did_you_mean",
     "hosts",
     "names",
     "one_of",

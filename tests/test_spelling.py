@@ -1,5 +1,6 @@
 """How values and options may be spelled: durations in milliseconds, the report format
-from the output file's name, ``--check-anchors all``, ..."""
+from the output file's name, ``--check-anchors all``, and what a misspelt name was meant
+to be."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from linkpatrol.cli import _command_line, _spelled_out, build_parser
+from linkpatrol.cli import _command_line, _spelled_out, build_parser, main
 from linkpatrol.config import build_settings, format_for_output
 from linkpatrol.model import AnchorMode, ReportFormat
-from linkpatrol.options import parse_duration
+from linkpatrol.options import did_you_mean, parse_duration
 from tests.conftest import Runner, Serve
 from tests.sitesrv import Page, html
 
@@ -210,3 +211,85 @@ def test_check_anchors_all_with_a_space_judges_outside_pages(run: Runner, serve:
 
     assert code == 0, report  # the site's own pages only: the URL is a start, not a mode
     assert site.url("/") in {u["url"] for u in report["urls"]}
+
+
+# ---- did you mean ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["chekc"], "unknown command 'chekc'; did you mean 'check'?"),
+        (["reprot"], "unknown command 'reprot'; did you mean 'report'?"),
+        (["frobnicate"], "unknown command 'frobnicate' (choose from check, report, history,"),
+        (["check", "--max-dpeth", "3", START], "--max-dpeth; did you mean '--max-depth'?"),
+        (["check", "--max-dpeth=3", START], "--max-dpeth=3; did you mean '--max-depth'?"),
+        (["check", "--timeuot", "2s", START], "did you mean '--timeout'?"),
+        (["report", "--chekc-anchors"], "did you mean '--check-anchors'?"),
+        (["status", "--formt", "json"], "did you mean '--format'?"),
+        (["--versoin"], "did you mean '--version'?"),
+        (["check", "--zzzzzzzz", START], "unrecognized arguments: --zzzzzzzz (see"),
+        (["history", "--check-anchors-mod", "x"], "unrecognized arguments: --check-anchors-mod"),
+    ],
+)
+def test_a_misspelt_command_or_option_is_answered_with_the_one_meant(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert len(err.splitlines()) == 1
+    assert "-mode" not in err  # the parser's own names stay its own
+
+
+@pytest.mark.parametrize(
+    ("word", "known", "hint"),
+    [
+        ("max-dpeth", ["max-depth", "max-size"], "; did you mean 'max-depth'?"),
+        ("prefx", ["prefix", "glob", "regex"], "; did you mean 'prefix'?"),
+        ("zzz", ["prefix", "glob", "regex"], ""),
+        ("", ["prefix"], ""),
+    ],
+)
+def test_did_you_mean_names_the_closest_known_word(word: str, known: list[str], hint: str) -> None:
+    assert did_you_mean(word, known) == hint
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ("max-dpeth = 3\n", "unknown key 'max-dpeth'; did you mean 'max-depth'?"),
+        ("max_dpeth = 3\n", "unknown key 'max_dpeth'; did you mean 'max_depth'?"),
+        ("chek_anchors = true\n", "did you mean 'check_anchors'?"),
+        ("[[rule]]\nprefx = 'http://a/'\naction = 'ignore'\n", "did you mean 'prefix'?"),
+        ("[[rewrite]]\nregex = 'a'\nreplac = 'b'\n", "did you mean 'replace'?"),
+        ("[[site]]\nprefix = 'http://a/'\nuser-agnet = 'x'\n", "did you mean 'user-agent'?"),
+        ("qqqqqq = 1\n", "unknown key 'qqqqqq'\n"),
+    ],
+)
+def test_a_misspelt_key_is_answered_with_the_one_meant(run: Runner, toml: str, said: str) -> None:
+    Path(run.cwd, "linkpatrol.toml").write_text(toml)
+
+    proc = run.check(START)
+
+    assert proc.returncode == 2
+    assert said in proc.stderr
+    assert proc.stderr.startswith("linkpatrol: linkpatrol.toml: ")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_a_misspelt_option_stops_the_check_before_any_request(run: Runner, serve: Serve) -> None:
+    site = serve({"/": Page(html("<p>hi</p>"))})
+
+    proc = run.check("--max-dpeth", "3", site.url("/"))
+
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "linkpatrol: unrecognized arguments: --max-dpeth; did you mean '--max-depth'? "
+        "(see linkpatrol --help)\n"
+    )
+    assert proc.stdout == ""
+    assert site.requests() == []
