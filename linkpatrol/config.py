@@ -31,6 +31,7 @@ from linkpatrol.options import (
     BY_KEY,
     DEFAULT_CONFIG,
     Converter,
+    any_of,
     did_you_mean,
     parse_duration,
     parse_size,
@@ -49,7 +50,7 @@ from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, sc
 class Rule:
     """One ordered ``[[rule]]``: URLs matching it get its action."""
 
-    kind: str  # "prefix" | "glob" | "regex"
+    kind: str  # "prefix" | "glob" | "regex" | "unless" (the regex does not match: --include)
     pattern: str
     action: Action
 
@@ -131,6 +132,8 @@ class SiteSettings:
     broken: frozenset[int] = frozenset()
     rules: tuple[Rule, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
+    exclude: tuple[str, ...] = ()  # regexes of URLs ignored, ahead of the rules
+    include: tuple[str, ...] = ()  # regexes: the URLs none matches are ignored
     hooks: str | None = None
     plugins: tuple[str, ...] = ()  # the plugins enabled, by name
     plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # [plugin.NAME]
@@ -163,6 +166,14 @@ class SiteSettings:
             value = getattr(self, name)
             if not isinstance(value, kind):
                 object.__setattr__(self, name, kind(value))
+
+    @property
+    def rule_book(self) -> tuple[Rule, ...]:
+        """The rules in the order they are tried: ``--exclude``, ``--include``, then the
+        ``[[rule]]`` entries."""
+        excluded = tuple(Rule("regex", pattern, Action.IGNORE) for pattern in self.exclude)
+        included = (Rule("unless", any_of(self.include), Action.IGNORE),) if self.include else ()
+        return (*excluded, *included, *self.rules)
 
 
 _MODES: tuple[tuple[str, type[enum.StrEnum]], ...] = (
@@ -606,7 +617,7 @@ def report_options(settings: SiteSettings) -> ReportOptions:
         accept=tuple(sorted(settings.accept)),
         warn=tuple(sorted(settings.warn)),
         broken=tuple(sorted(settings.broken)),
-        rules=tuple((r.kind, r.pattern, r.action.value) for r in settings.rules),
+        rules=tuple((r.kind, r.pattern, r.action.value) for r in settings.rule_book),
     )
 
 

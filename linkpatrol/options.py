@@ -149,6 +149,33 @@ def strings(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def regexes(value: Any) -> tuple[str, ...]:
+    """Regular expressions, from a list or one alone, each compiled to refuse a wrong one."""
+    found = strings(value)
+    for pattern in found:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+    return found
+
+
+def any_of(patterns: tuple[str, ...]) -> str:
+    """One regex that matches where any of ``patterns`` does."""
+    return patterns[0] if len(patterns) == 1 else "|".join(f"(?:{p})" for p in patterns)
+
+
+def alternatives(value: Any) -> tuple[str, ...]:
+    """Regular expressions that are also searched as one (``--include``)."""
+    found = regexes(value)
+    if found:
+        try:
+            re.compile(any_of(found))
+        except re.error as exc:
+            raise ValueError(f"cannot search {' or '.join(found)} together: {exc}") from None
+    return found
+
+
 def names(value: Any) -> tuple[str, ...]:
     """Names from a list, or from one string of them separated by commas."""
     given = value.split(",") if isinstance(value, str) else strings(value)
@@ -602,6 +629,22 @@ OPTIONS: tuple[Option, ...] = (
         metavar="STATUSES",
     ),
     Option(
+        ("--exclude",),
+        "ignore the URLs REGEX matches, even those an --include matches (repeatable)",
+        field="exclude",
+        kind=Kind.REPEATABLE,
+        convert=regexes,
+        metavar="REGEX",
+    ),
+    Option(
+        ("--include",),
+        "ignore the URLs no --include REGEX matches, start URLs too (repeatable)",
+        field="include",
+        kind=Kind.REPEATABLE,
+        convert=alternatives,
+        metavar="REGEX",
+    ),
+    Option(
         ("--hooks",),
         "Python file defining action(url) and/or rewrite(url)",
         field="hooks",
@@ -700,7 +743,9 @@ __all__ = [
     "OPTIONS",
     "Kind",
     "Option",
+    "alternatives",
     "anchor_mode",
+    "any_of",
     "did_you_mean",
     "hosts",
     "names",
@@ -709,6 +754,7 @@ __all__ = [
     "parse_duration",
     "parse_size",
     "parse_status_list",
+    "regexes",
     "seconds",
     "string",
     "strings",

@@ -89,6 +89,8 @@ def _compile_rule(kind: str, pattern: str, action: Action) -> _CompiledRule:
     regex = re.compile(fnmatch.translate(pattern) if kind == "glob" else pattern)
     if kind == "glob":
         return _CompiledRule(lambda url: regex.match(url) is not None, action)
+    if kind == "unless":
+        return _CompiledRule(lambda url: regex.search(url) is None, action)
     return _CompiledRule(lambda url: regex.search(url) is not None, action)
 
 
@@ -98,7 +100,7 @@ class Policy:
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
         self._rewrites = [(re.compile(r.regex), r.replace) for r in settings.rewrites]
-        self._rules = [_compile_rule(r.kind, r.pattern, r.action) for r in settings.rules]
+        self._rules = [_compile_rule(r.kind, r.pattern, r.action) for r in settings.rule_book]
         self._hooks = load_hooks(settings.hooks) if settings.hooks else None
         self._hook_action = getattr(self._hooks, "action", None)
         self._hook_rewrite = getattr(self._hooks, "rewrite", None)

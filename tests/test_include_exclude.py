@@ -1,0 +1,142 @@
+"""--exclude, --include and --remap: the command line's rules and rewrites, ahead of the
+configuration's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from linkpatrol.config import Rule, SiteSettings, build_settings, load_file
+from linkpatrol.model import Action
+from linkpatrol.options import BY_KEY
+from linkpatrol.policy import Policy
+from tests.conftest import Runner, Serve, by_url
+from tests.sitesrv import Page, html
+
+SITE = "https://example.org/"
+PARSE, CHECK, RECORD, IGNORE = Action.PARSE, Action.CHECK, Action.RECORD, Action.IGNORE
+
+
+def _action(url: str, **given: Any) -> Action:
+    return Policy(SiteSettings(start_urls=(SITE,), **given)).action(url)
+
+
+@pytest.mark.parametrize(
+    ("given", "url", "action"),
+    [
+        ({}, "https://example.org/private/x", PARSE),
+        ({"exclude": ("/private/",)}, "https://example.org/private/x", IGNORE),
+        ({"exclude": ("/private/",)}, "https://example.org/public/x", PARSE),
+        ({"exclude": ("/private/", r"\.pdf$")}, "https://other.example/a.pdf", IGNORE),
+        ({"include": ("example\\.org",)}, "https://example.org/a", PARSE),
+        ({"include": ("example\\.org",)}, "https://other.example/a", IGNORE),
+        ({"include": ("example\\.org",)}, "https://sub.example.org/a", CHECK),
+        ({"include": ("^https://example", "other")}, "https://other.example/a", CHECK),
+        ({"include": ("^https://example", "other")}, "https://third.example/a", IGNORE),
+        ({"include": ("example",), "exclude": ("/private/",)}, SITE + "private/x", IGNORE),
+        ({"include": ("example",), "exclude": ("/private/",)}, SITE + "public/x", PARSE),
+        (  # an included URL goes on to the configuration's rules
+            {"include": ("example",), "rules": (Rule("prefix", SITE + "cal/", RECORD),)},
+            SITE + "cal/2026",
+            RECORD,
+        ),
+        (  # an excluded URL never reaches them
+            {"exclude": ("cal",), "rules": (Rule("prefix", SITE + "cal/", CHECK),)},
+            SITE + "cal/2026",
+            IGNORE,
+        ),
+        ({"include": ("example",)}, "mailto:web@example.org", RECORD),
+        ({"include": ("example",)}, "mailto:web@other.net", IGNORE),
+    ],
+)
+def test_exclude_and_include_decide_ahead_of_the_rules(
+    given: dict[str, Any], url: str, action: Action
+) -> None:
+    assert _action(url, **given) is action
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("exclude", "/private/", ("/private/",)),
+        ("exclude", ["a", "b"], ("a", "b")),
+        ("include", [r"^https://example\.org/"], (r"^https://example\.org/",)),
+    ],
+)
+def test_the_keys_take_one_regex_or_a_list(key: str, value: Any, expected: tuple[str]) -> None:
+    assert BY_KEY[key].convert(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("exclude", "(unclosed", "invalid regex '(unclosed'"),
+        ("include", ["a", "[b-"], "invalid regex '[b-'"),
+        ("include", ["a", "(?i)b"], "cannot search a or (?i)b together"),
+        ("exclude", 3, "expected a list of strings"),
+    ],
+)
+def test_a_wrong_regex_is_refused(key: str, value: Any, said: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        BY_KEY[key].convert(value)
+    assert said in str(caught.value)
+
+
+def test_the_command_lines_rules_come_before_the_files(tmp_path: Path) -> None:
+    config = tmp_path / "linkpatrol.toml"
+    config.write_text('exclude = "x"\n[[rule]]\nprefix = "https://a/"\naction = "record"\n')
+    settings = build_settings(load_file(config), {"include": ("a",)})
+
+    assert settings.rule_book == (
+        Rule("regex", "x", IGNORE),
+        Rule("unless", "a", IGNORE),
+        Rule("prefix", "https://a/", RECORD),
+    )
+
+
+def _site(serve: Serve) -> tuple[Any, Any]:
+    outside = serve({"/far.html": Page(html("<p>far</p>"))})
+    site = serve(
+        {
+            "/": Page(
+                html(
+                    "<html><body>",
+                    '<a href="/a.html">a</a>',
+                    '<a href="/private/gone.html">private</a>',
+                    f'<a href="{outside.url("/far.html")}">far</a>',
+                    "</body></html>",
+                )
+            ),
+            "/a.html": Page(html("<p>a</p>")),
+            "/robots.txt": Page("", status=404),
+        }
+    )
+    return site, outside
+
+
+def test_excluded_urls_are_neither_requested_nor_reported(run: Runner, serve: Serve) -> None:
+    site, outside = _site(serve)
+
+    code, report = run.check_json(site.url("/"))
+    assert code == 1  # /private/gone.html is a 404
+
+    code, report = run.check_json(site.url("/"), "--exclude", "/private/", "--db", ":memory:")
+
+    assert code == 0, report
+    assert site.url("/private/gone.html") not in by_url(report)
+    assert site.counts()["/private/gone.html"] == 1  # the first run's request only
+    assert by_url(report)[outside.url("/far.html")]["state"] == "ok"
+
+
+def test_only_included_urls_are_requested(run: Runner, serve: Serve) -> None:
+    site, outside = _site(serve)
+    Path(run.cwd, "linkpatrol.toml").write_text('exclude = ["/private/"]\n')
+
+    code, report = run.check_json(site.url("/"), "--include", f":{site.port}/")
+
+    assert code == 0, report
+    assert set(by_url(report)) == {site.url("/"), site.url("/a.html")}
+    assert outside.requests() == []
+    assert site.counts()["/private/gone.html"] == 0
