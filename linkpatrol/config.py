@@ -36,6 +36,7 @@ from linkpatrol.options import (
     parse_duration,
     parse_size,
     parse_status_list,
+    remap_parts,
     seconds,
     string,
     true_or_false,
@@ -134,6 +135,7 @@ class SiteSettings:
     rewrites: tuple[Rewrite, ...] = ()
     exclude: tuple[str, ...] = ()  # regexes of URLs ignored, ahead of the rules
     include: tuple[str, ...] = ()  # regexes: the URLs none matches are ignored
+    remap: tuple[str, ...] = ()  # 'REGEX REPLACEMENT' rewrites, ahead of the others
     hooks: str | None = None
     plugins: tuple[str, ...] = ()  # the plugins enabled, by name
     plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # [plugin.NAME]
@@ -174,6 +176,11 @@ class SiteSettings:
         excluded = tuple(Rule("regex", pattern, Action.IGNORE) for pattern in self.exclude)
         included = (Rule("unless", any_of(self.include), Action.IGNORE),) if self.include else ()
         return (*excluded, *included, *self.rules)
+
+    @property
+    def rewriting(self) -> tuple[Rewrite, ...]:
+        """The rewrites in the order they are applied: ``--remap``, then ``[[rewrite]]``."""
+        return (*(Rewrite(*remap_parts(remap)) for remap in self.remap), *self.rewrites)
 
 
 _MODES: tuple[tuple[str, type[enum.StrEnum]], ...] = (

@@ -176,6 +176,26 @@ def alternatives(value: Any) -> tuple[str, ...]:
     return found
 
 
+def remap_parts(remap: str) -> tuple[str, str]:
+    """The regex and the replacement of a ``--remap 'REGEX REPLACEMENT'``."""
+    parts = remap.split()
+    if len(parts) != 2:
+        raise ValueError(f"expected 'REGEX REPLACEMENT', separated by a space, got {remap!r}")
+    return parts[0], parts[1]
+
+
+def remaps(value: Any) -> tuple[str, ...]:
+    """``'REGEX REPLACEMENT'`` pairs, from a list or one alone, each tried on a URL."""
+    found = strings(value)
+    for remap in found:
+        regex, replacement = remap_parts(remap)
+        try:
+            re.compile(regex).sub(replacement, "")
+        except (re.error, IndexError) as exc:
+            raise ValueError(f"invalid remap {remap!r}: {exc}") from None
+    return found
+
+
 def names(value: Any) -> tuple[str, ...]:
     """Names from a list, or from one string of them separated by commas."""
     given = value.split(",") if isinstance(value, str) else strings(value)
@@ -645,6 +665,15 @@ OPTIONS: tuple[Option, ...] = (
         metavar="REGEX",
     ),
     Option(
+        ("--remap",),
+        "'REGEX REPLACEMENT': rewrite the URLs REGEX matches (\\1 in REPLACEMENT: a group), "
+        "ahead of the [[rewrite]]s (repeatable)",
+        field="remap",
+        kind=Kind.REPEATABLE,
+        convert=remaps,
+        metavar="REMAP",
+    ),
+    Option(
         ("--hooks",),
         "Python file defining action(url) and/or rewrite(url)",
         field="hooks",
@@ -755,6 +784,8 @@ __all__ = [
     "parse_size",
     "parse_status_list",
     "regexes",
+    "remap_parts",
+    "remaps",
     "seconds",
     "string",
     "strings",

@@ -99,7 +99,7 @@ class Policy:
 
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
-        self._rewrites = [(re.compile(r.regex), r.replace) for r in settings.rewrites]
+        self._rewrites = [(re.compile(r.regex), r.replace) for r in settings.rewriting]
         self._rules = [_compile_rule(r.kind, r.pattern, r.action) for r in settings.rule_book]
         self._hooks = load_hooks(settings.hooks) if settings.hooks else None
         self._hook_action = getattr(self._hooks, "action", None)
@@ -125,7 +125,8 @@ class Policy:
     def normalize(
         self, raw: str, base: str | None = None, query_encoding: str | None = None
     ) -> str:
-        """Canonical form, then the rewrites (config first, then the hook), canonical again.
+        """Canonical form, then the rewrites (--remap, the config's, then the hook's),
+        canonical again.
 
         Under a local root, links resolve as on the web server that will serve it, and
         what lands under that server's address is the file it will serve. A link on a

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from linkpatrol.config import Rule, SiteSettings, build_settings, load_file
+from linkpatrol.config import Rewrite, Rule, SiteSettings, build_settings, load_file
 from linkpatrol.model import Action
 from linkpatrol.options import BY_KEY
 from linkpatrol.policy import Policy
@@ -140,3 +140,75 @@ def test_only_included_urls_are_requested(run: Runner, serve: Serve) -> None:
     assert set(by_url(report)) == {site.url("/"), site.url("/a.html")}
     assert outside.requests() == []
     assert site.counts()["/private/gone.html"] == 0
+
+
+# ---- --remap --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("remap", "rewrites", "url", "normal"),
+    [
+        ((), (), "https://example.net/a", "https://example.net/a"),
+        (
+            (r"^https://example\.net/ https://example.org/",),
+            (),
+            "https://example.net/a",
+            SITE + "a",
+        ),
+        (
+            (r"^https://example\.org/go/(\w+)$ https://\1.example/",),
+            (),
+            SITE + "go/far",
+            "https://far.example/",
+        ),
+        (  # the command line's first, then the file's, each on what the one before made
+            (r"\.net/ .com/",),
+            (Rewrite(r"\.com/", ".org/"),),
+            "https://example.net/a",
+            SITE + "a",
+        ),
+        ((r"  /old/   /new/ ",), (), SITE + "old/x", SITE + "new/x"),
+    ],
+)
+def test_remap_rewrites_ahead_of_the_files_rewrites(
+    remap: tuple[str, ...], rewrites: tuple[Rewrite, ...], url: str, normal: str
+) -> None:
+    policy = Policy(SiteSettings(start_urls=(SITE,), remap=remap, rewrites=rewrites))
+    assert policy.normalize(url) == normal
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("onlyone", "expected 'REGEX REPLACEMENT'"),
+        ("a b c", "expected 'REGEX REPLACEMENT'"),
+        ("(a b", "invalid remap '(a b'"),
+        (r"a \3", "invalid remap"),
+        (["x y", 4], "expected a list of strings"),
+    ],
+)
+def test_a_wrong_remap_is_refused(value: Any, said: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        BY_KEY["remap"].convert(value)
+    assert said in str(caught.value)
+
+
+def test_a_remap_from_the_command_line_checks_the_new_address(run: Runner, serve: Serve) -> None:
+    new = serve({"/doc.html": Page(html("<p>moved here</p>"))})
+    old = serve({"/doc.html": Page("", status=404)})
+    site = serve(
+        {
+            "/": Page(html(f'<a href="{old.url("/doc.html")}">doc</a>')),
+            "/robots.txt": Page("", status=404),
+        }
+    )
+
+    code, report = run.check_json(site.url("/"), "--remap", f"^{old.base}/ {new.base}/")
+
+    assert code == 0, report
+    assert by_url(report)[new.url("/doc.html")]["state"] == "ok"
+    assert old.requests() == []
+
+    proc = run.check(site.url("/"), "--remap", "^http://")
+    assert proc.returncode == 2
+    assert "option --remap: expected 'REGEX REPLACEMENT'" in proc.stderr
