@@ -54,6 +54,7 @@ class Rule:
     kind: str  # "prefix" | "glob" | "regex" | "unless" (the regex does not match: --include)
     pattern: str
     action: Action
+    except_for: str = ""  # a regex: the URLs it matches are not this rule's (--include)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,11 +172,17 @@ class SiteSettings:
 
     @property
     def rule_book(self) -> tuple[Rule, ...]:
-        """The rules in the order they are tried: ``--exclude``, ``--include``, then the
-        ``[[rule]]`` entries."""
-        excluded = tuple(Rule("regex", pattern, Action.IGNORE) for pattern in self.exclude)
-        included = (Rule("unless", any_of(self.include), Action.IGNORE),) if self.include else ()
-        return (*excluded, *included, *self.rules)
+        """The rules in the order they are tried: ``--exclude`` and ``--include``, then the
+        ``[[rule]]`` entries.
+
+        As lychee has them: an include wins over the excludes; alone, the includes are the
+        only URLs checked; beside excludes, they are the exceptions to them.
+        """
+        included = any_of(self.include) if self.include else ""
+        excluded = tuple(Rule("regex", p, Action.IGNORE, included) for p in self.exclude)
+        if included and not excluded:
+            excluded = (Rule("unless", included, Action.IGNORE),)
+        return (*excluded, *self.rules)
 
     @property
     def rewriting(self) -> tuple[Rewrite, ...]:
@@ -611,6 +618,12 @@ REPORT_FIELDS = (
 )
 
 
+def _rule_as_kept(rule: Rule) -> tuple[str, str, str]:
+    """A rule as a report shows what the URLs were judged by."""
+    pattern = f"{rule.pattern} (except {rule.except_for})" if rule.except_for else rule.pattern
+    return rule.kind, pattern, rule.action.value
+
+
 def report_options(settings: SiteSettings) -> ReportOptions:
     """What shapes the report of a pass checked with these settings."""
     return ReportOptions(
@@ -624,7 +637,7 @@ def report_options(settings: SiteSettings) -> ReportOptions:
         accept=tuple(sorted(settings.accept)),
         warn=tuple(sorted(settings.warn)),
         broken=tuple(sorted(settings.broken)),
-        rules=tuple((r.kind, r.pattern, r.action.value) for r in settings.rule_book),
+        rules=tuple(_rule_as_kept(r) for r in settings.rule_book),
     )
 
 

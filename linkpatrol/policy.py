@@ -83,7 +83,16 @@ class _CompiledRule:
     action: Action
 
 
-def _compile_rule(kind: str, pattern: str, action: Action) -> _CompiledRule:
+def _compile_rule(kind: str, pattern: str, action: Action, except_for: str = "") -> _CompiledRule:
+    rule = _compile_match(kind, pattern, action)
+    if not except_for:
+        return rule
+    exception = re.compile(except_for)
+    matches = rule.matches
+    return _CompiledRule(lambda url: matches(url) and exception.search(url) is None, action)
+
+
+def _compile_match(kind: str, pattern: str, action: Action) -> _CompiledRule:
     if kind == "prefix":
         return _CompiledRule(lambda url: url.startswith(pattern), action)
     regex = re.compile(fnmatch.translate(pattern) if kind == "glob" else pattern)
@@ -100,7 +109,9 @@ class Policy:
     def __init__(self, settings: SiteSettings) -> None:
         self.settings = settings
         self._rewrites = [(re.compile(r.regex), r.replace) for r in settings.rewriting]
-        self._rules = [_compile_rule(r.kind, r.pattern, r.action) for r in settings.rule_book]
+        self._rules = [
+            _compile_rule(r.kind, r.pattern, r.action, r.except_for) for r in settings.rule_book
+        ]
         self._hooks = load_hooks(settings.hooks) if settings.hooks else None
         self._hook_action = getattr(self._hooks, "action", None)
         self._hook_rewrite = getattr(self._hooks, "rewrite", None)

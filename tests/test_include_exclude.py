@@ -35,8 +35,11 @@ def _action(url: str, **given: Any) -> Action:
         ({"include": ("example\\.org",)}, "https://sub.example.org/a", CHECK),
         ({"include": ("^https://example", "other")}, "https://other.example/a", CHECK),
         ({"include": ("^https://example", "other")}, "https://third.example/a", IGNORE),
-        ({"include": ("example",), "exclude": ("/private/",)}, SITE + "private/x", IGNORE),
-        ({"include": ("example",), "exclude": ("/private/",)}, SITE + "public/x", PARSE),
+        # an include wins over the excludes: the exceptions to them
+        ({"include": ("example",), "exclude": ("/private/",)}, SITE + "private/x", PARSE),
+        ({"include": ("secret",), "exclude": ("/private/",)}, SITE + "private/x", IGNORE),
+        ({"include": ("secret",), "exclude": ("/private/",)}, SITE + "private/secret", PARSE),
+        ({"include": ("secret",), "exclude": ("/private/",)}, SITE + "public/x", PARSE),
         (  # an included URL goes on to the configuration's rules
             {"include": ("example",), "rules": (Rule("prefix", SITE + "cal/", RECORD),)},
             SITE + "cal/2026",
@@ -90,10 +93,37 @@ def test_the_command_lines_rules_come_before_the_files(tmp_path: Path) -> None:
     settings = build_settings(load_file(config), {"include": ("a",)})
 
     assert settings.rule_book == (
-        Rule("regex", "x", IGNORE),
-        Rule("unless", "a", IGNORE),
+        Rule("regex", "x", IGNORE, except_for="a"),  # an include is an exception to it
         Rule("prefix", "https://a/", RECORD),
     )
+    alone = build_settings({}, {"include": ("a", "b")})
+    assert alone.rule_book == (Rule("unless", "(?:a)|(?:b)", IGNORE),)
+
+
+URLS = (
+    "https://a.test/docs/x",
+    "https://a.test/blog/x",
+    "https://github.com/ours/x",
+    "https://github.com/theirs/x",
+)
+
+
+@pytest.mark.parametrize(
+    ("include", "exclude", "ignored"),
+    [
+        # as lychee has them: includes alone are the only URLs checked ...
+        (("/docs/",), (), [URLS[1], URLS[2], URLS[3]]),
+        # ... beside excludes, an include is an exception to them, and wins
+        (("/docs/",), ("a\\.test",), [URLS[1]]),
+        (("github\\.com/ours/",), ("github\\.com",), [URLS[3]]),
+        ((), ("/blog/",), [URLS[1]]),
+    ],
+)
+def test_an_include_wins_over_the_excludes(
+    include: tuple[str, ...], exclude: tuple[str, ...], ignored: list[str]
+) -> None:
+    policy = Policy(SiteSettings(include=include, exclude=exclude))
+    assert [u for u in URLS if policy.action(u) is Action.IGNORE] == ignored
 
 
 def _site(serve: Serve) -> tuple[Any, Any]:
@@ -132,14 +162,26 @@ def test_excluded_urls_are_neither_requested_nor_reported(run: Runner, serve: Se
 
 def test_only_included_urls_are_requested(run: Runner, serve: Serve) -> None:
     site, outside = _site(serve)
-    Path(run.cwd, "linkpatrol.toml").write_text('exclude = ["/private/"]\n')
 
-    code, report = run.check_json(site.url("/"), "--include", f":{site.port}/")
+    code, report = run.check_json(site.url("/"), "--include", f":{site.port}/(?!private/)")
 
     assert code == 0, report
     assert set(by_url(report)) == {site.url("/"), site.url("/a.html")}
     assert outside.requests() == []
     assert site.counts()["/private/gone.html"] == 0
+
+
+def test_an_include_makes_an_exception_to_an_exclude(run: Runner, serve: Serve) -> None:
+    site, outside = _site(serve)
+    Path(run.cwd, "linkpatrol.toml").write_text('exclude = ["/private/", "/far"]\n')
+
+    code, report = run.check_json(site.url("/"), "--include", "/private/gone")
+
+    # /private/ is excluded but for what the include names; what neither names is checked
+    assert code == 1, report
+    checked = {site.url("/"), site.url("/a.html"), site.url("/private/gone.html")}
+    assert set(by_url(report)) == checked
+    assert outside.requests() == []
 
 
 # ---- --remap --------------------------------------------------------------------------------
