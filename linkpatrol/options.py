@@ -299,6 +299,7 @@ class Option:
     default: Any = None  # a command's own option when not given (a setting's: SiteSettings's)
     example: Any = None  # a value for the configuration file, when the default is "not set"
     help_on: tuple[tuple[str, str], ...] = ()  # (command, help) where it reads differently
+    key_help: str = ""  # the configuration key's help, where the option's reads wrong for it
     name: str = ""  # a command's own option: its name in the parsed arguments
 
     def __post_init__(self) -> None:
@@ -368,6 +369,8 @@ OPTIONS: tuple[Option, ...] = (
         commands=REPORTING,
         convert=one_of(ReportFormat),
         choices=values(ReportFormat),
+        key_help="report format; when not set, the one the output file's extension names "
+        "(.html, .json, .csv, .md, .xml: junit, .sarif, .dot), else text",
     ),
     Option(
         ("--format",),
@@ -398,6 +401,8 @@ OPTIONS: tuple[Option, ...] = (
         convert=anchor_mode,
         choices=values(AnchorMode),
         bare=AnchorMode.SITE.value,
+        key_help="a link to page#name is broken when the page has no element with that id or "
+        'name: "site" (or true) for the site\'s pages, "all" for outside pages too, "off"',
     ),
     Option(
         ("--xref",),
@@ -483,6 +488,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=strings,
         metavar="PREFIX",
+        key_help="URLs under these prefixes are part of the site and parsed",
     ),
     Option(
         ("--base-url",),
@@ -513,6 +519,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=strings,
         metavar="URL|FILE",
+        key_help="check every URL listed in these sitemaps (URLs or files)",
     ),
     Option(
         ("--concurrency",),
@@ -598,12 +605,19 @@ OPTIONS: tuple[Option, ...] = (
         convert=seconds,
         metavar="DURATION",
     ),
-    Option(("--no-robots",), "ignore robots.txt (impolite)", field="robots", kind=Kind.NEGATED),
+    Option(
+        ("--no-robots",),
+        "ignore robots.txt (impolite)",
+        field="robots",
+        kind=Kind.NEGATED,
+        key_help="obey robots.txt (false: ignore it, which is impolite)",
+    ),
     Option(
         ("--user-agent",),
         f"User-Agent (default linkpatrol/{__version__})",
         field="user_agent",
         metavar="UA",
+        key_help="User-Agent (default: linkpatrol/ and the version running)",
     ),
     Option(
         ("--from",),
@@ -633,6 +647,7 @@ OPTIONS: tuple[Option, ...] = (
         field="accept",
         convert=parse_status_list,
         metavar="STATUSES",
+        key_help='statuses that are also ok, e.g. [999, 403] or "300-399"',
     ),
     Option(
         ("--warn",),
@@ -647,6 +662,7 @@ OPTIONS: tuple[Option, ...] = (
         field="broken",
         convert=parse_status_list,
         metavar="STATUSES",
+        key_help="statuses that are broken, e.g. [403, 999]",
     ),
     Option(
         ("--exclude",),
@@ -655,6 +671,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=regexes,
         metavar="REGEX",
+        key_help="ignore the URLs these regexes match, even those an include matches",
     ),
     Option(
         ("--include",),
@@ -663,6 +680,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=alternatives,
         metavar="REGEX",
+        key_help="ignore the URLs none of these regexes matches, start URLs too",
     ),
     Option(
         ("--remap",),
@@ -672,6 +690,8 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=remaps,
         metavar="REMAP",
+        key_help="'REGEX REPLACEMENT' pairs: rewrite the URLs REGEX matches "
+        "(\\1 in REPLACEMENT: a group), ahead of the [[rewrite]]s",
     ),
     Option(
         ("--hooks",),
@@ -686,6 +706,7 @@ OPTIONS: tuple[Option, ...] = (
         field="plugins",
         convert=names,
         metavar="NAMES",
+        key_help='plugins to run, by name or "package.module:Class"',
     ),
     Option(
         ("-v", "--verbose"),
@@ -694,6 +715,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.COUNT,
         convert=whole(0, 2),
         most=2,
+        key_help="0: the usual output; 1: a line per URL; 2: debug",
     ),
     Option(
         ("--log",),
@@ -708,6 +730,7 @@ OPTIONS: tuple[Option, ...] = (
         field="progress",
         kind=Kind.NEGATED,
         example=False,
+        key_help="false: no live progress display (when not set: shown on a terminal)",
     ),
     Option(
         ("--parse-workers",),
@@ -715,6 +738,7 @@ OPTIONS: tuple[Option, ...] = (
         field="parse_workers",
         convert=whole(0, 64),
         metavar="N",
+        key_help="parser processes; 0 (the default): one per core, counted at run time",
     ),
     Option(
         ("--ca-bundle",),
@@ -730,6 +754,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=hosts,
         metavar="HOST",
+        key_help='hosts whose TLS certificate is not verified (HOST or HOST:PORT; "*": all)',
     ),
     Option(
         ("--proxy",),

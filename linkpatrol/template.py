@@ -8,6 +8,9 @@ from typing import Any
 from linkpatrol.config import SiteSettings
 from linkpatrol.options import OPTIONS, Option, parse_size
 
+# after a key with no default: the value shown is an example, uncommented it sets the key
+NOT_SET = "# an example: not set by default"
+
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 
 _TABLES = """\
@@ -88,7 +91,8 @@ def config_template(start_urls: list[str]) -> str:
     lines = [
         "# linkpatrol configuration (TOML), read from ./linkpatrol.toml or --config FILE.",
         "# Every key is listed with its default value, commented out: remove the '#' to",
-        "# change one. Options on the command line override this file.",
+        "# change one (a key with no default shows an example). Options on the command",
+        "# line override this file.",
         "",
         "# the start URLs: the crawl begins here (URLs given on the command line replace them)",
         f"start = {json.dumps(start_urls)}",
@@ -98,10 +102,10 @@ def config_template(start_urls: list[str]) -> str:
         if not option.key or option.key == "start":
             continue
         value = getattr(defaults, option.field)
-        lines.append(f"# {option.help}")
+        lines.append(f"# {option.key_help or option.help}")
         if value is None:
             example = toml_value(option, option.example)
-            lines.append(f"# {option.key} = {example}   (not set by default)")
+            lines.append(f"# {option.key} = {example}   {NOT_SET}")
         else:
             lines.append(f"# {option.key} = {toml_value(option, value)}")
         lines.append("")
@@ -109,4 +113,4 @@ def config_template(start_urls: list[str]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["config_template", "toml_value"]
+__all__ = ["NOT_SET", "config_template", "toml_value"]

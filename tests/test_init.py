@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from linkpatrol.config import _SCALAR_KEYS, SiteSettings, build_settings, load_file
+from linkpatrol.options import OPTIONS, Kind
+from linkpatrol.template import NOT_SET
 from tests.conftest import Runner, Serve
 from tests.sitesrv import Page
 
 
 def _uncommented(text: str) -> str:
-    """Every commented key set to the default shown (those with no default stay commented)."""
-    out = []
-    for line in text.splitlines():
-        m = re.fullmatch(r"# (\w+ = .*)", line)
-        key = m.group(1).split(" =")[0] if m else ""
-        if key in _SCALAR_KEYS and not line.endswith("(not set by default)"):
-            out.append(line[2:])
-        else:
-            out.append(line)
-    return "\n".join(out) + "\n"
+    """The file with every commented key uncommented (the tables' examples stay comments)."""
+    keys = "|".join(_SCALAR_KEYS)
+    return re.sub(rf"^# ((?:{keys}) = )", r"\1", text, flags=re.M)
 
 
 def test_init_lists_every_key_with_a_default_that_reads_back_as_the_default(
@@ -39,13 +36,35 @@ def test_init_lists_every_key_with_a_default_that_reads_back_as_the_default(
     for key in _SCALAR_KEYS:
         assert re.search(rf"^(# )?{key} = ", text, re.M), key
     assert "# [[rule]]" in text and "# [[rewrite]]" in text
-    # each key has its option's help above it
+    # each key has its help above it: the option's, or the key's own where they differ
     assert "# most URLs in one pass (default 100000)\n# max_urls = 100000" in text
+    assert "# obey robots.txt (false: ignore it, which is impolite)\n# robots = true" in text
+    assert "one per core" in text.split("# parse_workers = 0")[0].rsplit("\n\n", 1)[1]
+    for option in OPTIONS:
+        if option.kind is Kind.NEGATED and option.key:
+            assert f"# {option.help}\n# {option.key} =" not in text, option.key
 
-    every = tmp_path / "every.toml"
-    every.write_text(_uncommented(text), encoding="utf-8")
-    settings = build_settings(load_file(every), {})
-    assert settings == SiteSettings(start_urls=("https://example.org/docs/",))
+    every = tomllib.loads(_uncommented(text))  # each line, uncommented, is TOML
+    examples = {key for key in every if re.search(rf"^# {key} = .*{NOT_SET}$", text, re.M)}
+    defaults = SiteSettings(start_urls=("https://example.org/docs/",))
+    unset = {
+        option.key
+        for option in OPTIONS
+        if option.key and option.field and getattr(defaults, option.field) is None
+    }
+    assert examples == unset
+    uncommented = tmp_path / "every.toml"
+    uncommented.write_text(
+        "".join(
+            line + "\n"
+            for line in _uncommented(text).splitlines()
+            if line.split(" =")[0] not in examples
+        ),
+        encoding="utf-8",
+    )
+    settings = build_settings(load_file(uncommented), {})
+    for field in dataclasses.fields(SiteSettings):
+        assert getattr(settings, field.name) == getattr(defaults, field.name), field.name
 
 
 def test_init_refuses_to_overwrite_without_force_and_checks_its_urls(

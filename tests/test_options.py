@@ -14,7 +14,7 @@ from linkpatrol.cli import _command_line, _spelled_out, build_parser
 from linkpatrol.config import _SCALAR_KEYS, CONFIG_KEYS, SiteSettings
 from linkpatrol.model import AnchorMode, FailOn, RedirectMode, ReportFormat
 from linkpatrol.options import BY_KEY, COMMANDS, OPTIONS, Kind, options_of
-from linkpatrol.template import config_template
+from linkpatrol.template import NOT_SET, config_template
 
 DEFAULTS = SiteSettings()
 IN_WORDS = {"parse_workers", "root_dir"}  # help that says the default in words: one per core
@@ -31,7 +31,7 @@ def _template_defaults() -> dict[str, tuple[str, Any]]:
     lines = config_template(["https://example.org/"]).splitlines()
     found = {}
     for above, line in itertools.pairwise(lines):
-        m = re.fullmatch(r"# (\w+) = (.*?)(   \(not set by default\))?", line)
+        m = re.fullmatch(rf"# (\w+) = (.*?)(   {NOT_SET})?", line)
         if m and above.startswith("# ") and m.group(1) in _SCALAR_KEYS:
             value = tomllib.loads(f"v = {m.group(2)}")["v"]
             found[m.group(1)] = (above[2:], None if m.group(3) else value)
@@ -71,7 +71,7 @@ def test_every_option_of_check_is_in_the_template_with_its_help_and_default() ->
         if not option.key or option.key == "start":
             continue
         help_, value = written[option.key]
-        assert help_ == option.help, option.key
+        assert help_ == (option.key_help or option.help), option.key
         default = getattr(DEFAULTS, option.field)
         if value is None:  # not set by default: an example that reads
             assert default is None and option.example is not None, option.key
