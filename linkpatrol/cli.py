@@ -402,17 +402,25 @@ def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
     return ExitCode.CLEAN
 
 
-def _run_init(urls: list[str], path: Path, force: bool, err: TextIO) -> ExitCode:
-    from linkpatrol.template import config_template
-    from linkpatrol.urls import BadURL, canonical
+def _start_value(value: str, cwd: Path) -> str:
+    """A start value for the file ``init`` writes: a URL in its canonical form, a path as
+    given (read, as ``check`` reads it, from the folder ``check`` runs in)."""
+    from linkpatrol.inputs import check_start_value
+    from linkpatrol.local import is_local_input
+    from linkpatrol.urls import canonical
 
-    starts = []
-    for url in urls:
-        try:
-            starts.append(canonical(url))
-        except BadURL as exc:
-            raise ConfigError(f"{url}: not a URL ({exc})") from None
-    text = config_template(starts)
+    check_start_value(value, cwd)
+    if not is_local_input(value):
+        return canonical(value)
+    if not value.startswith("file:") and not (cwd / value).exists():
+        raise ConfigError(f"{value}: neither a URL nor an existing file or folder")
+    return value
+
+
+def _run_init(values: list[str], path: Path, force: bool, err: TextIO) -> ExitCode:
+    from linkpatrol.template import config_template
+
+    text = config_template([_start_value(value, Path.cwd()) for value in values])
     try:
         with open(path, "w" if force else "x", encoding="utf-8") as out:
             out.write(text)

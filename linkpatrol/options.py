@@ -355,7 +355,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="URL",
     ),
     Option(
-        ("urls",), "the start URLs", kind=Kind.ARGUMENT, commands=(INIT,), metavar="URL", nargs="+"
+        ("urls",),
+        "the start URLs, local folders or files",
+        kind=Kind.ARGUMENT,
+        commands=(INIT,),
+        metavar="URL|PATH",
+        nargs="+",
     ),
     Option(
         ("shell",), "", kind=Kind.ARGUMENT, commands=(COMPLETION,), choices=("bash", "zsh", "tcsh")

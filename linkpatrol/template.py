@@ -94,7 +94,8 @@ def config_template(start_urls: list[str]) -> str:
         "# change one (a key with no default shows an example). Options on the command",
         "# line override this file.",
         "",
-        "# the start URLs: the crawl begins here (URLs given on the command line replace them)",
+        "# where the crawl begins: URLs, folders or files (paths from the folder 'check' runs",
+        "# in); start values given on the command line replace these",
         f"start = {json.dumps(start_urls)}",
         "",
     ]

@@ -79,7 +79,7 @@ def test_init_refuses_to_overwrite_without_force_and_checks_its_urls(
     assert refused.returncode == 2
     assert refused.stderr == f"linkpatrol: {target}: already exists (--force replaces it)\n"
     assert target.read_text(encoding="utf-8") == "# mine\n"
-    assert bad.returncode == 2 and "not a URL" in bad.stderr
+    assert bad.returncode == 2 and "not a valid URL" in bad.stderr
     assert not (tmp_path / "other.toml").exists()
 
     forced = run("init", "https://example.org/", "--config", str(target), "--force")
@@ -95,6 +95,31 @@ def test_a_check_runs_from_the_written_configuration(run: Runner, serve: Serve) 
 
     assert code == 1 and report["start_urls"] == [site.url("/")]
     assert [u["url"] for u in report["urls"] if u["reportable"]] == [site.url("/gone")]
+
+
+def test_init_takes_folders_and_files_and_the_check_reads_them(run: Runner, tmp_path: Path) -> None:
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public" / "index.html").write_text('<a href="gone.html">x</a>', encoding="utf-8")
+    (tmp_path / "README.md").write_text("[old](missing.md)\n", encoding="utf-8")
+
+    assert run("init", "./public", "README.md").returncode == 0
+    text = (tmp_path / "linkpatrol.toml").read_text(encoding="utf-8")
+    code, report = run.check_json()
+
+    assert 'start = ["./public", "README.md"]' in text
+    assert code == 1
+    broken = sorted(u["url"].rsplit("/", 1)[1] for u in report["urls"] if u["reportable"])
+    assert broken == ["gone.html", "missing.md"]
+
+
+def test_init_refuses_what_is_neither_a_url_nor_a_path_in_one_line(
+    run: Runner, tmp_path: Path
+) -> None:
+    proc = run("init", "./pubilc")
+
+    assert proc.returncode == 2
+    assert proc.stderr == "linkpatrol: ./pubilc: neither a URL nor an existing file or folder\n"
+    assert not (tmp_path / "linkpatrol.toml").exists()
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
