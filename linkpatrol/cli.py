@@ -94,6 +94,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _completion(parser: argparse.ArgumentParser, shell: str) -> str:
+    """The shell's completion script, which completes a path with the names of files (or
+    folders) where an option takes one."""
+    import shtab
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, command_parser in sub.choices.items():
+        paths = {option.dest: option.path for option in options_of(command) if option.path}
+        for action in command_parser._actions:
+            if action.dest in paths and action.help != argparse.SUPPRESS:
+                action.complete = getattr(shtab, paths[action.dest].value)
+    return shtab.complete(parser, shell)
+
+
 def _settings(args: argparse.Namespace) -> SiteSettings:
     return _settings_given(args)[0]
 
@@ -511,9 +525,7 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         if args.command == "init":
             return _run_init(args.urls, Path(args.config), args.force, err)
         if args.command == "completion":
-            import shtab
-
-            sys.stdout.write(shtab.complete(parser, args.shell))
+            sys.stdout.write(_completion(parser, args.shell))
             return ExitCode.CLEAN
         if args.command == "serve":
             from linkpatrol.dashboard import run_dashboard

@@ -253,6 +253,13 @@ class Kind(enum.Enum):
     ARGUMENT = "argument"  # a positional argument
 
 
+class PathKind(enum.Enum):
+    """What kind of path an option's value is, for the shell to complete it with."""
+
+    FILE = "FILE"  # a file (or a folder, or a URL)
+    DIRECTORY = "DIRECTORY"  # a folder
+
+
 CHECK = "check"
 REPORT = "report"
 HISTORY = "history"
@@ -300,6 +307,7 @@ class Option:
     example: Any = None  # a value for the configuration file, when the default is "not set"
     help_on: tuple[tuple[str, str], ...] = ()  # (command, help) where it reads differently
     key_help: str = ""  # the configuration key's help, where the option's reads wrong for it
+    path: PathKind | None = None  # a path: the shell completes it with file or folder names
     name: str = ""  # a command's own option: its name in the parsed arguments
 
     def __post_init__(self) -> None:
@@ -346,6 +354,7 @@ OPTIONS: tuple[Option, ...] = (
         convert=strings,
         metavar="URL|PATH",
         nargs="*",
+        path=PathKind.FILE,
     ),
     Option(
         ("url",),
@@ -361,6 +370,7 @@ OPTIONS: tuple[Option, ...] = (
         commands=(INIT,),
         metavar="URL|PATH",
         nargs="+",
+        path=PathKind.FILE,
     ),
     Option(
         ("shell",), "", kind=Kind.ARGUMENT, commands=(COMPLETION,), choices=("bash", "zsh", "tcsh")
@@ -395,6 +405,7 @@ OPTIONS: tuple[Option, ...] = (
         commands=REPORTING,
         metavar="FILE",
         example="report.html",
+        path=PathKind.FILE,
     ),
     Option(
         ("--check-anchors",),
@@ -462,6 +473,7 @@ OPTIONS: tuple[Option, ...] = (
         commands=(*REPORTING, *READING),
         metavar="FILE",
         help_on=tuple((command, _FILE) for command in READING),
+        path=PathKind.FILE,
     ),
     Option(
         ("--config",),
@@ -469,6 +481,7 @@ OPTIONS: tuple[Option, ...] = (
         commands=(INIT,),
         metavar="FILE",
         default=DEFAULT_CONFIG,
+        path=PathKind.FILE,
     ),
     Option(
         ("--db",),
@@ -477,6 +490,7 @@ OPTIONS: tuple[Option, ...] = (
         commands=(*REPORTING, *READING),
         metavar="PATH|URL",
         help_on=tuple((command, _MEMORY) for command in READING),
+        path=PathKind.FILE,
     ),
     Option(
         ("-q", "--quiet"),
@@ -510,6 +524,7 @@ OPTIONS: tuple[Option, ...] = (
         field="root_dir",
         metavar="DIR",
         example="public",
+        path=PathKind.DIRECTORY,
     ),
     Option(
         ("--offline",),
@@ -524,6 +539,7 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.REPEATABLE,
         convert=strings,
         metavar="URL|FILE",
+        path=PathKind.FILE,
         key_help="check every URL listed in these sitemaps (URLs or files)",
     ),
     Option(
@@ -704,6 +720,7 @@ OPTIONS: tuple[Option, ...] = (
         field="hooks",
         metavar="FILE",
         example="linkpatrol_hooks.py",
+        path=PathKind.FILE,
     ),
     Option(
         ("--plugins",),
@@ -728,6 +745,7 @@ OPTIONS: tuple[Option, ...] = (
         field="log",
         metavar="FILE",
         example="linkpatrol.log",
+        path=PathKind.FILE,
     ),
     Option(
         ("--no-progress",),
@@ -751,6 +769,7 @@ OPTIONS: tuple[Option, ...] = (
         field="ca_bundle",
         metavar="FILE",
         example="ca.pem",
+        path=PathKind.FILE,
     ),
     Option(
         ("--insecure",),
@@ -802,6 +821,7 @@ __all__ = [
     "OPTIONS",
     "Kind",
     "Option",
+    "PathKind",
     "alternatives",
     "anchor_mode",
     "any_of",

@@ -136,10 +136,39 @@ def test_bash_completion_completes_commands_and_options(run: Runner, tmp_path: P
             'printf "%s\\n" "${COMPREPLY[@]}"'
         )
         done = subprocess.run(
-            ["bash", "-c", program], capture_output=True, text=True, timeout=30, check=True
+            ["bash", "-c", program],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+            cwd=tmp_path,
         )
-        return done.stdout.split()
+        return [word.rstrip("/") for word in done.stdout.split()]
 
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public.txt").write_text("", encoding="utf-8")
     assert complete("linkpatrol", "ch") == ["check"]
+    assert complete("linkpatrol", "check", "--root-dir", "pub") == ["public"]
+    assert sorted(complete("linkpatrol", "check", "--config", "pub")) == ["public", "public.txt"]
+    assert sorted(complete("linkpatrol", "check", "pub")) == ["public", "public.txt"]
+    assert complete("linkpatrol", "check", "--user-agent", "pub") == []
     assert complete("linkpatrol", "check", "--max-d") == ["--max-depth"]
     assert "--format" in complete("linkpatrol", "report", "--f")
+
+
+def test_completion_scripts_complete_paths_where_an_option_takes_one(run: Runner) -> None:
+    bash = run("completion", "bash").stdout
+    zsh = run("completion", "zsh").stdout
+
+    for name in ("output", "config", "db", "log", "hooks", "ca_bundle", "sitemap"):
+        assert f"_shtab_linkpatrol_check___{name}_COMPGEN=_shtab_compgen_files" in bash, name
+    assert "_shtab_linkpatrol_check_pos_0_COMPGEN=_shtab_compgen_files" in bash
+    assert "_shtab_linkpatrol_init___config_COMPGEN=_shtab_compgen_files" in bash
+    assert "_shtab_linkpatrol_check___root_dir_COMPGEN=_shtab_compgen_dirs" in bash
+    assert "_shtab_linkpatrol_check___user_agent_COMPGEN" not in bash
+    zsh_options = dict(re.findall(r'"\*?(--[\w-]+)\[[^\n]*\]:[^:\n]*:([^"\n]*)"', zsh))
+    for flag in ("--config", "--db", "--log", "--hooks", "--ca-bundle", "--sitemap"):
+        assert zsh_options[flag] == "_files", flag
+    assert zsh_options["--root-dir"] == "_files -/"
+    assert zsh_options["--user-agent"] == ""
+    assert "(*)::start URLs, local folders or files" in zsh and "on stdin (or" in zsh
