@@ -373,7 +373,11 @@ OPTIONS: tuple[Option, ...] = (
         path=PathKind.FILE,
     ),
     Option(
-        ("shell",), "", kind=Kind.ARGUMENT, commands=(COMPLETION,), choices=("bash", "zsh", "tcsh")
+        ("shell",),
+        "",
+        kind=Kind.ARGUMENT,
+        commands=(COMPLETION,),
+        choices=("bash", "zsh", "fish", "tcsh"),
     ),
     Option(
         ("--format",),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -172,3 +174,75 @@ def test_completion_scripts_complete_paths_where_an_option_takes_one(run: Runner
     assert zsh_options["--root-dir"] == "_files -/"
     assert zsh_options["--user-agent"] == ""
     assert "(*)::start URLs, local folders or files" in zsh and "on stdin (or" in zsh
+
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def _readme_install(shell: str) -> str:
+    """The README's commands that install ``shell``'s completion: the line that writes the
+    script, and the one before it (which makes its folder)."""
+    lines = [line.strip() for line in README.read_text(encoding="utf-8").splitlines()]
+    at = lines.index(
+        next(line for line in lines if line.startswith(f"linkpatrol completion {shell} >"))
+    )
+    return "\n".join(lines[at - 1 : at + 1])
+
+
+def _fresh_account(tmp_path: Path) -> dict[str, str]:
+    """The environment of an account with an empty home, with this ``linkpatrol`` on PATH."""
+    home, bin_ = tmp_path / "home", tmp_path / "bin"
+    home.mkdir()
+    bin_.mkdir()
+    command = bin_ / "linkpatrol"
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m linkpatrol "$@"\n', encoding="utf-8")
+    command.chmod(0o755)
+    path = f"{bin_}{os.pathsep}{os.environ['PATH']}"
+    return {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "PATH": path}
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_readme_installs_bash_completion_on_a_fresh_account(tmp_path: Path) -> None:
+    program = (
+        _readme_install("bash")
+        + "\nsource ~/.local/share/bash-completion/completions/linkpatrol && complete -p linkpatrol"
+    )
+    done = subprocess.run(
+        ["bash", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_fresh_account(tmp_path),
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("complete ") and done.stdout.split()[-1] == "linkpatrol"
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="needs fish")
+def test_the_readme_installs_fish_completion_on_a_fresh_account(tmp_path: Path) -> None:
+    env = _fresh_account(tmp_path)
+    installed = subprocess.run(
+        ["bash", "-c", _readme_install("fish")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    (tmp_path / "public").mkdir()
+
+    def complete(line: str) -> list[str]:
+        done = subprocess.run(
+            ["fish", "-c", f"complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        )
+        return [row.split("\t")[0].rstrip("/") for row in done.stdout.splitlines()]
+
+    assert installed.returncode == 0, installed.stderr
+    assert complete("linkpatrol ch") == ["check"]
+    assert complete("linkpatrol check --root-dir pu") == ["public"]
