@@ -183,6 +183,8 @@ def _emit(report: Report, settings: SiteSettings, sharing: Sharing | None = None
                     f"{settings.output}: cannot write report: {_why(exc)}"
                 ) from None
             raise
+        if not settings.quiet:
+            sys.stderr.write(f"linkpatrol: {_found(report)}; the report is in {settings.output}\n")
     else:
         try:
             _to_stdout(pieces)
@@ -289,6 +291,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
 
     def render(report: Report) -> None:
         observer.close()
+        if not report.complete and settings.format is ReportFormat.TEXT:
+            report.extra["resume"] = _resume_command()
         _emit(report, settings, sharing)
         if (nothing := report.nothing_requested) is not None:  # even with -q
             sys.stderr.write(f"linkpatrol: {nothing[0].lower()}{nothing[1:]}\n")
@@ -374,10 +378,31 @@ def _exit_at_once() -> None:
     os._exit(ExitCode.STOPPED)
 
 
+def _resume_command() -> str:
+    """The command as it was typed, to be typed again to resume the pass."""
+    import shlex
+
+    return shlex.join(["linkpatrol", *sys.argv[1:]])
+
+
+def _found(report: Report) -> str:
+    """What a pass found, in words: for a line on stderr when the report went to a file."""
+    broken, warnings = len(report.broken), len(report.warnings)
+    said = (
+        f"{broken} broken link{'' if broken == 1 else 's'}, "
+        f"{warnings} warning{'' if warnings == 1 else 's'}"
+    )
+    if not report.complete:
+        said += f" so far (stopped by {report.stop_reason or 'an interruption'})"
+    return said
+
+
 def _wants_progress(settings: SiteSettings) -> bool:
+    """The live line, on stderr, when a person watches it: also while the report goes to a
+    file or a pipe."""
     if settings.quiet or settings.verbose or settings.progress is False:
         return False
-    return sys.stdout.isatty() and sys.stderr.isatty()
+    return sys.stderr.isatty()
 
 
 def _read_memory(settings: SiteSettings, query: Callable[[Store], T]) -> T:

@@ -13,6 +13,31 @@ from linkpatrol.report.text import clean
 from linkpatrol.store import PassInfo
 
 
+def progress_line(stats: CrawlStats, width: int) -> str:
+    """The live line, in one line of a terminal ``width`` columns wide: shorter words, then
+    fewer figures (the least telling first), then cut."""
+    figures = [
+        f"{stats.done} done",
+        f"{stats.queued} queued",
+        f"{stats.in_flight} in flight",
+        f"{stats.waiting} waiting for a host",
+        f"{stats.broken} broken",
+        f"{stats.rate:.0f} req/s",
+    ]
+    room = max(1, width - 1)  # the last column: a cursor there wraps on some terminals
+    line = " · ".join(figures)
+    if len(line) <= room:
+        return line
+    figures[3] = f"{stats.waiting} waiting"
+    for drop in (3, 2, 1):  # waiting, in flight, queued
+        line = " · ".join(figures)
+        if len(line) <= room:
+            return line
+        del figures[drop]
+    line = " · ".join(figures)
+    return line if len(line) <= room else line[: room - 1] + "…"
+
+
 def _stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -37,7 +62,7 @@ class ConsoleObserver(Observer):
             from rich.live import Live
             from rich.text import Text
 
-            self._status = Text("starting…")
+            self._status = Text("starting…", no_wrap=True, overflow="ellipsis")
             self._live = Live(
                 self._status, console=Console(file=err), refresh_per_second=4, transient=True
             )
@@ -91,11 +116,7 @@ class ConsoleObserver(Observer):
     def progress(self, stats: CrawlStats) -> None:
         if self._live is None or self._status is None:
             return
-        self._status.plain = (
-            f"{stats.done} done · {stats.queued} queued · {stats.in_flight} in flight · "
-            f"{stats.waiting} waiting for a host · {stats.broken} broken · "
-            f"{stats.rate:.0f} req/s"
-        )
+        self._status.plain = progress_line(stats, self._live.console.width)
         self._live.update(self._status)
 
     def note(self, message: str) -> None:

@@ -383,7 +383,11 @@ def slow(body: str, pause: float) -> Any:
     return serve
 
 
-def test_progress_is_shown_on_a_terminal(run: Runner, serve: Serve) -> None:
+@pytest.mark.parametrize("report_to_terminal", [True, False])
+def test_progress_is_shown_on_a_terminal(
+    run: Runner, serve: Serve, report_to_terminal: bool
+) -> None:
+    """On the terminal stderr is, also while the report goes to a file or a pipe."""
     links = [f'<a href="/s/{k}">s</a>' for k in range(8)]
     pages: dict[str, Any] = {"/": Page(html("<body>", *links, "</body>"))}
     pages.update({f"/s/{k}": slow("<p>slow</p>", 0.4) for k in range(8)})
@@ -405,22 +409,13 @@ def test_progress_is_shown_on_a_terminal(run: Runner, serve: Serve) -> None:
     reader.start()
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
     env["TERM"] = "xterm"
+    command = [sys.executable, "-m", "linkpatrol", "check", "--db", run.db, "--per-host", "2"]
     try:
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "linkpatrol",
-                "check",
-                "--db",
-                run.db,
-                "--per-host",
-                "2",
-                site.url("/"),
-            ],
+            [*command, site.url("/")],
             cwd=run.cwd,
             stdin=subprocess.DEVNULL,
-            stdout=slave,
+            stdout=slave if report_to_terminal else subprocess.PIPE,
             stderr=slave,
             env=env,
             timeout=60,
@@ -434,19 +429,75 @@ def test_progress_is_shown_on_a_terminal(run: Runner, serve: Serve) -> None:
 
     assert proc.returncode == 0
     live = (
-        r"\d+ done · \d+ queued · \d+ in flight · \d+ waiting for a host · \d+ broken · "
+        r"\d+ done · \d+ queued · \d+ in flight · \d+ waiting( for a host)? · \d+ broken · "
         r"\d+ req/s"
     )
     assert re.search(live, shown), shown
-    assert "(complete)" in shown
+    # each state of the line fits the terminal's 80 columns: it never wraps
+    states = re.findall(r"\d+ done[^\r\x1b]*", shown)
+    assert states and max(len(state) for state in states) < 80, states
+    if report_to_terminal:
+        assert "(complete)" in shown
+    else:
+        assert proc.stdout.startswith(b"linkpatrol ") and b"\x1b" not in proc.stdout
 
 
 def test_report_to_a_file_with_output(run: Runner, serve: Serve, tmp_path: Path) -> None:
     site = serve(clean_site())
     out = tmp_path / "report.txt"
-
     proc = run.check(site.url("/"), "--output", str(out))
-
     assert proc.returncode == 0
     assert proc.stdout == ""
     assert "(complete)" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("width", "line"),
+    [
+        (200, "12 done · 3 queued · 4 in flight · 1 waiting for a host · 0 broken · 7 req/s"),
+        (79, "12 done · 3 queued · 4 in flight · 1 waiting for a host · 0 broken · 7 req/s"),
+        (70, "12 done · 3 queued · 4 in flight · 1 waiting · 0 broken · 7 req/s"),
+        (60, "12 done · 3 queued · 4 in flight · 0 broken · 7 req/s"),
+        (45, "12 done · 3 queued · 0 broken · 7 req/s"),
+        (30, "12 done · 0 broken · 7 req/s"),
+        (20, "12 done · 0 broken…"),
+    ],
+)
+def test_the_live_line_fits_the_terminal(width: int, line: str) -> None:
+    from linkpatrol.observer import CrawlStats
+    from linkpatrol.progress import progress_line
+
+    stats = CrawlStats(done=12, queued=3, broken=0, requests=7, in_flight=4, waiting=1)
+    stats.started -= 1.0
+
+    shown = progress_line(stats, width)
+
+    assert shown == line and len(shown) < width
+
+
+def test_a_report_written_to_a_file_is_named_on_stderr(run: Runner, serve: Serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    told = run.check(site.url("/"), "-o", "links.json")
+    quiet = run.check(site.url("/"), "-o", "quiet.json", "-q")
+    again = run("report", "--db", run.db, "-o", "again.txt")
+
+    said = "linkpatrol: 2 broken links, 0 warnings; the report is in"
+    assert (told.returncode, told.stdout, told.stderr) == (1, "", f"{said} links.json\n")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (1, "", "")
+    assert again.stderr == f"{said} again.txt\n"
+    assert json.loads((run.cwd / "links.json").read_text())["complete"] is True
+
+
+def test_a_pass_cut_short_says_how_to_resume(run: Runner, serve: Serve) -> None:
+    far = serve({"/far": Page("far")})
+    site = serve(broken_site(far.base))
+
+    proc = run.check(site.url("/"), "--max-requests", "1")
+
+    assert proc.returncode == 3
+    assert proc.stdout.endswith(
+        "The memory keeps what was checked; to resume the pass, run the same command again:\n"
+        f"  linkpatrol check --db {run.db} {site.url('/')} --max-requests 1\n"
+    ), proc.stdout

@@ -245,4 +245,10 @@ def render_text(report: Report) -> str:
         )
         if (advice := f.advice()) is not None:
             out.append(f"  ({advice})")
+    if not report.complete and report.stop_reason is not None:
+        resume = report.extra.get("resume")
+        out.append(
+            "The memory keeps what was checked; to resume the pass, run the same command "
+            + (f"again:\n  {clean(str(resume))}" if resume else "again.")
+        )
     return "\n".join(out) + "\n"
