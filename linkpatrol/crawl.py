@@ -167,7 +167,12 @@ class Crawl:
                 self.store.begin_pass,
                 start_urls,
                 now,
-                PassLimits(self.settings.max_urls, self.settings.max_similar),
+                PassLimits(
+                    self.settings.max_urls,
+                    self.settings.max_similar,
+                    self.settings.max_requests,
+                    self.settings.max_time,
+                ),
                 report_options(self.settings),
             )
             pass_id = self._pass.id

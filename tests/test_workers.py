@@ -518,10 +518,12 @@ def test_status_tells_the_time_crawling_and_forgets_a_crawler_killed(
 ) -> None:
     gate = Gate(generated_site(indexes=2, per_index=5), after=4)
     site = serve(gate.site())
-    crawler = run.popen("check", "--db", run.db, "--format", "json", site.url("/"))
+    budget = ("--max-requests", "500", "--max-time", "2h")
+    crawler = run.popen("check", "--db", run.db, "--format", "json", *budget, site.url("/"))
     try:
         gate.wait_holding(crawler)
         first = json.loads(run("status", "--db", run.db, "--format", "json").stdout)
+        running_text = run("status", "--db", run.db).stdout
         second = json.loads(run("status", "--db", run.db, "--format", "json").stdout)
         crawler.kill()
         crawler.communicate(timeout=30)  # gone, and waited for: no process by its id
@@ -535,6 +537,11 @@ def test_status_tells_the_time_crawling_and_forgets_a_crawler_killed(
 
     assert first["phase"] == second["phase"] == "running"
     assert [w["pid"] for w in first["workers"]] == [crawler.pid]
+    # each worker's own budget, as the README says they are per worker
+    assert (first["workers"][0]["max_requests"], first["workers"][0]["max_time"]) == (500, 7200)
+    assert "stops after 500 requests (--max-requests), stops after 2h (--max-time)" in (
+        running_text
+    )
     assert 0 < first["elapsed"] < second["elapsed"], (first["elapsed"], second["elapsed"])
     after = json.loads(killed.stdout)
     assert after["workers"] == [], after["workers"]  # at once, not after 10 s of silence

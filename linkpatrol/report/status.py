@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from linkpatrol.model import State, StoreError
+from linkpatrol.model import State, StoreError, duration_text
 from linkpatrol.report import iso
 from linkpatrol.store import PassInfo, ReadMemory, WorkerInfo
 
@@ -88,6 +88,8 @@ def status_dict(status: PassStatus) -> dict[str, Any]:
                 "since": iso(w.started_at),
                 "heartbeat": iso(w.heartbeat),
                 "done": w.done,
+                "max_requests": w.max_requests or None,
+                "max_time": w.max_time or None,
             }
             for w in status.workers
         ],
@@ -101,7 +103,7 @@ def render_status_text(status: PassStatus) -> str:
     )
     workers = "".join(
         f"    {w.id} on {w.host}, pid {w.pid}: since {iso(w.started_at)}, "
-        f"last heartbeat {iso(w.heartbeat)}, {w.done} URLs done\n"
+        f"last heartbeat {iso(w.heartbeat)}, {w.done} URLs done{_budget(w)}\n"
         for w in status.workers
     )
     return (
@@ -114,6 +116,16 @@ def render_status_text(status: PassStatus) -> str:
         + _reported(info)
         + (f"  workers ({len(status.workers)}):\n{workers}" if status.workers else "")
     )
+
+
+def _budget(worker: WorkerInfo) -> str:
+    """A worker's own limits (each worker has its own): when it stops, if it stops early."""
+    limits = []
+    if worker.max_requests:
+        limits.append(f"stops after {worker.max_requests} requests (--max-requests)")
+    if worker.max_time:
+        limits.append(f"stops after {duration_text(worker.max_time)} (--max-time)")
+    return "; " + ", ".join(limits) if limits else ""
 
 
 def _reported(info: PassInfo) -> str:

@@ -86,6 +86,9 @@ class PassLimits:
 
     max_urls: int = 0
     max_similar: int = 0
+    # this worker's own budget (0: none), kept with it for 'status' to show
+    max_requests: int = 0
+    max_time: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +159,8 @@ class WorkerInfo:
     heartbeat: float  # when it last claimed work or wrote its outcomes
     done: int  # URLs it settled so far
     slots: int  # its share of the per-host limit
+    max_requests: int = 0  # its own --max-requests (0: none)
+    max_time: float = 0.0  # its own --max-time, seconds (0: none)
 
 
 class Part(NamedTuple):

@@ -93,6 +93,7 @@ class CrewPart(OutcomesPart):
         super().__init__()
         self._lock_key = 0  # the key of this worker's liveness lock, where the database has one
         self._enlisted = False  # this store is a crawler's, which has begun a pass
+        self._budget: tuple[int, float] = (0, 0.0)  # this worker's --max-requests, --max-time
         self._crew_pass: int | None = None  # the pass it crawls
 
     # ---- passes ---------------------------------------------------------------------
@@ -123,6 +124,7 @@ class CrewPart(OutcomesPart):
         self._forget_seen()
         self._seen_for = None
         self._enlisted = True
+        self._budget = (limits.max_requests, limits.max_time)
         deadline = time.monotonic() + CREW_GRACE
         while True:
             try:
@@ -196,7 +198,7 @@ class CrewPart(OutcomesPart):
     def _enroll(self, s: Session, pass_id: int, now: float, crew_since: float) -> None:
         s.execute(
             "INSERT INTO workers(id, pass_id, host, pid, lock_key, started_at, crew_since, "
-            "heartbeat) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+            "heartbeat, max_requests, max_time) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self._owner,
                 pass_id,
@@ -206,6 +208,7 @@ class CrewPart(OutcomesPart):
                 now,
                 crew_since,
                 now,
+                *self._budget,
             ),
         )
 
@@ -367,8 +370,8 @@ class CrewPart(OutcomesPart):
             return [
                 WorkerInfo(*row)
                 for row in s.execute(
-                    "SELECT id, pass_id, host, pid, started_at, heartbeat, done, slots "
-                    "FROM workers ORDER BY started_at, id"
+                    "SELECT id, pass_id, host, pid, started_at, heartbeat, done, slots, "
+                    "max_requests, max_time FROM workers ORDER BY started_at, id"
                 )
                 if row[0] not in dead and not (row[2] == here and _gone(row[3]))
             ]

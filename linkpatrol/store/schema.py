@@ -126,7 +126,9 @@ CREATE TABLE IF NOT EXISTS workers(
   heartbeat {real} NOT NULL,
   done {int} NOT NULL DEFAULT 0,
   slots {int} NOT NULL DEFAULT 0,
-  batches {int} NOT NULL DEFAULT 0
+  batches {int} NOT NULL DEFAULT 0,
+  max_requests {int} NOT NULL DEFAULT 0,
+  max_time {real} NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS plugin_fields(
   pass_id {int} NOT NULL,
