@@ -387,11 +387,7 @@ def _resume_command() -> str:
 
 def _found(report: Report) -> str:
     """What a pass found, in words: for a line on stderr when the report went to a file."""
-    broken, warnings = len(report.broken), len(report.warnings)
-    said = (
-        f"{broken} broken link{'' if broken == 1 else 's'}, "
-        f"{warnings} warning{'' if warnings == 1 else 's'}"
-    )
+    said = report.counted
     if not report.complete:
         said += f" so far (stopped by {report.stop_reason or 'an interruption'})"
     return said

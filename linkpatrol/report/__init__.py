@@ -339,6 +339,15 @@ class Report:
         return self.reported if self.warnings_fail else self.broken
 
     @property
+    def counted(self) -> str:
+        """What the report names, in words: "2 broken links, 1 warning"."""
+        broken, warnings = len(self.broken), len(self.warnings)
+        return (
+            f"{broken} broken link{'' if broken == 1 else 's'}, "
+            f"{warnings} warning{'' if warnings == 1 else 's'}"
+        )
+
+    @property
     def nothing_requested(self) -> str | None:
         """What a complete pass that made no request at all says of itself: a green run
         that checked nothing proves nothing, so the reports meant for a reader say so."""

@@ -51,15 +51,13 @@ def _linked_from(entry: Entry, base: str) -> str:
 
 def _headline(report: Report) -> str:
     broken, warnings = len(report.broken), len(report.warnings)
-    parts = [f"{broken} broken link{'' if broken == 1 else 's'}"]
-    parts.append(f"{warnings} warning{'' if warnings == 1 else 's'}")
     if broken or (warnings and report.warnings_fail):
         mark = "❌"
     elif warnings or report.nothing_requested is not None:
         mark = "⚠️"
     else:
         mark = "✅"
-    return f"### {mark} linkpatrol: {', '.join(parts)}"
+    return f"### {mark} linkpatrol: {report.counted}"
 
 
 def _plugin_sections(report: Report) -> list[str]:
