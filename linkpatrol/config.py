@@ -42,9 +42,10 @@ from linkpatrol.options import (
     true_or_false,
     whole,
 )
+from linkpatrol.proxies import parse_proxy_url
 from linkpatrol.rules import RuleOptions
 from linkpatrol.tls import check_ca_bundle, format_host, parse_host
-from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http, origin, scheme
+from linkpatrol.urls import BadURL, canonical, has_userinfo, is_http
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,18 +436,14 @@ def _site_prefix(value: Any) -> str:
 
 
 def _proxy(value: Any) -> str:
+    """A ``[[site]]`` table's proxy: read as ``--proxy`` is, an http:// one without a login."""
     text = string(value)
-    try:
-        url = canonical(text)
-    except BadURL as exc:
-        raise ValueError(f"not a proxy URL: {text!r} ({exc})") from None
-    if scheme(url) != "http":
+    proxy = parse_proxy_url(text)
+    if not proxy.url.startswith("http://"):
         raise ValueError(f"expected an http:// proxy URL (http://host:port), got {text!r}")
-    if has_userinfo(url):
+    if proxy.username is not None:
         raise ValueError("a proxy that needs a user name or password is not supported")
-    if url != origin(url) + "/":
-        raise ValueError(f"expected http://host:port, without a path, got {text!r}")
-    return origin(url)
+    return proxy.url
 
 
 def _mapping(value: Any) -> dict[str, Any]:
