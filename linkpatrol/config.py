@@ -161,6 +161,7 @@ class SiteSettings:
     base_url: str | None = None
     root_dir: str | None = None
     offline: bool = False
+    recurse: bool = True  # False: the start values' links are checked, nothing else parsed
     sitemap: tuple[str, ...] = ()
     mount: Mount | None = None  # the local root, set from the start values
 

@@ -537,6 +537,13 @@ OPTIONS: tuple[Option, ...] = (
         kind=Kind.FLAG,
     ),
     Option(
+        ("--no-recurse",),
+        "parse only the start values: check their links, follow none of them",
+        field="recurse",
+        kind=Kind.NEGATED,
+        key_help="parse the site's pages beyond the start values (false: parse only those)",
+    ),
+    Option(
         ("--sitemap",),
         "check every URL listed in this sitemap (repeatable)",
         field="sitemap",

@@ -117,21 +117,32 @@ class Policy:
         self._hook_rewrite = getattr(self._hooks, "rewrite", None)
         self.mount = settings.mount
         prefixes: list[str] = []
-        for url in settings.start_urls:
-            try:
-                start = self.normalize(url)
-                # a local file is parsed alone; the files it links to are only checked
-                prefixes.append(start if start.startswith("file:") else site_prefix(start))
-            except BadURL:
-                continue
+        for start in self._starts(settings.start_urls):
+            # a local file is parsed alone; the files it links to are only checked
+            prefixes.append(start if start.startswith("file:") else site_prefix(start))
         for url in settings.sites:
             try:
                 prefixes.append(canonical(url))
             except BadURL as exc:
                 raise ConfigError(f"site prefix {url!r}: {exc}") from None
         self.site_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
+        # --no-recurse: the pages parsed, exactly (the start URLs and where they redirect)
+        self.only: frozenset[str] | None = None
+        if not settings.recurse:
+            self.only = frozenset(self._starts(settings.start_urls))
         self.grown: tuple[str, ...] = ()  # the prefixes the site grew by during the pass
         self.named_hosts = site_hosts(settings)  # the hosts the user wrote
+
+    def _starts(self, values: Iterable[str]) -> list[str]:
+        """The start URLs in their canonical form (a start value that is none is left to
+        the engine to report)."""
+        starts: list[str] = []
+        for url in values:
+            try:
+                starts.append(self.normalize(url))
+            except BadURL:
+                continue
+        return starts
 
     def normalize(
         self, raw: str, base: str | None = None, query_encoding: str | None = None
@@ -177,10 +188,13 @@ class Policy:
 
         Only on the same host and port, or its ``www.`` twin (``example.org`` to
         ``www.example.org``, ``http`` to ``https``, ``/old/`` to ``/new/``); a redirect to
-        another host, such as a login service, leaves the site as it was.
+        another host, such as a login service, leaves the site as it was. With
+        ``--no-recurse`` the page it lands on joins the pages parsed, on any host.
         """
         if not (is_http(start) and is_http(target)):
             return False
+        if self.only is not None:  # the page a start URL lands on is parsed, wherever it is
+            return start in self.only and self.add_sites((target,))
         if _bare_host(start) != _bare_host(target):
             return False
         if target.startswith(self.site_prefixes):
@@ -190,10 +204,15 @@ class Policy:
     def add_sites(self, prefixes: Iterable[str]) -> bool:
         """The site grew by these prefixes (here, in an earlier run of the pass, or in
         another worker): whether any of them is new."""
-        new = tuple(p for p in dict.fromkeys(prefixes) if p not in self.site_prefixes)
+        only = self.only
+        known = self.site_prefixes if only is None else only
+        new = tuple(p for p in dict.fromkeys(prefixes) if p not in known)
         if not new:
             return False
-        self.site_prefixes = (*self.site_prefixes, *new)
+        if only is None:
+            self.site_prefixes = (*self.site_prefixes, *new)
+        else:  # --no-recurse: the site grows by single pages
+            self.only = only.union(new)
         self.grown = (*self.grown, *new)
         return True
 
@@ -210,7 +229,7 @@ class Policy:
             return Action.CHECK if chosen is None else chosen
         local = self._local(url)
         if chosen is None:
-            return default_action(url, self.site_prefixes, local, self.settings.offline)
+            return default_action(url, self.site_prefixes, local, self.settings.offline, self.only)
         return chosen_action(chosen, url, local)
 
     def remembered_action(self, url: str) -> Action:

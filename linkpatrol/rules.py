@@ -59,19 +59,26 @@ def requestable(url: str, local: bool) -> bool:
     return is_http(url) or (local and url.startswith("file:"))
 
 
-def default_action(url: str, site: tuple[str, ...], local: bool, offline: bool) -> Action:
+def default_action(
+    url: str,
+    site: tuple[str, ...],
+    local: bool,
+    offline: bool,
+    only: frozenset[str] | None = None,
+) -> Action:
     """The action of a URL that no hook or ``[[rule]]`` decided: the site's pages (under
-    one of the ``site`` prefixes) are parsed, other web URLs checked, anything else only
-    recorded. A ``file:`` URL is read only when ``local`` (under the checked folder), never
-    for a web page; a URL with a user name or password, or any with ``--offline``, is
-    recorded."""
+    one of the ``site`` prefixes; with ``--no-recurse``, exactly the URLs ``only`` holds)
+    are parsed, other web URLs checked, anything else only recorded. A ``file:`` URL is
+    read only when ``local`` (under the checked folder), never for a web page; a URL with
+    a user name or password, or any with ``--offline``, is recorded."""
     if not requestable(url, local):
         return Action.RECORD
+    inside = url.startswith(site) if only is None else url in only
     if url.startswith("file:"):
-        return Action.PARSE if url.startswith(site) else Action.CHECK
+        return Action.PARSE if inside else Action.CHECK
     if has_userinfo(url) or offline:
         return Action.RECORD
-    return Action.PARSE if url.startswith(site) else Action.CHECK
+    return Action.PARSE if inside else Action.CHECK
 
 
 def chosen_action(action: Action, url: str, local: bool) -> Action:

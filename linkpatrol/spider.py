@@ -123,7 +123,8 @@ class Spider:
         """Where a start URL redirects (http to https, a moved folder), the site goes too."""
         if url in self.roots and self.policy.extend_site(url, target):
             self.roots.add(target)
-            self.observer.note(f"{url} redirects to {target}: pages under it are parsed too")
+            which = "its links are checked" if self.policy.only else "pages under it are parsed too"
+            self.observer.note(f"{url} redirects to {target}: {which}")
             self._site_grew()
 
     def broken_chains(self, redirects: dict[str, tuple[int, str]]) -> list[Outcome]:
