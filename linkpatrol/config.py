@@ -164,6 +164,9 @@ class SiteSettings:
     recurse: bool = True  # False: the start values' links are checked, nothing else parsed
     sitemap: tuple[str, ...] = ()
     mount: Mount | None = None  # the local root, set from the start values
+    # the start values as the user gave them, for reports to name ("./public", "1,234
+    # URLs from stdin"), set with the start URLs they became
+    inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """The modes as their enums, however a caller of the library spelled them."""

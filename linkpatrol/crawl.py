@@ -174,6 +174,7 @@ class Crawl:
                     self.settings.max_time,
                 ),
                 report_options(self.settings),
+                self.settings.inputs,
             )
             pass_id = self._pass.id
             self.observer.pass_started(self._pass)

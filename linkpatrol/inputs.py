@@ -164,15 +164,24 @@ def check_start_value(value: str, cwd: Path) -> None:
             raise ConfigError(f"{value}: not a valid URL ({exc})") from None
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
 def prepare(settings: SiteSettings, stdin: TextIO, cwd: Path | None = None) -> SiteSettings:
-    """The settings with every input turned into start URLs and the local root set."""
+    """The settings with every input turned into start URLs and the local root set, and
+    the inputs as given kept for reports to name."""
     cwd = cwd or Path.cwd()
     values: list[str] = []
+    given: list[str] = []
     for value in settings.start_urls:
         if value == STDIN:
-            values.extend(read_url_list(stdin, "stdin", settings.max_urls))
+            listed = read_url_list(stdin, "stdin", settings.max_urls)
+            values.extend(listed)
+            given.append(f"{_count(len(listed), 'URL')} from stdin")
         else:
             values.append(value)
+            given.append(value)
     sites = list(settings.sites)
     if settings.sitemap:
         for source in settings.sitemap:
@@ -184,13 +193,17 @@ def prepare(settings: SiteSettings, stdin: TextIO, cwd: Path | None = None) -> S
     for value in values:
         check_start_value(value, cwd)
     if settings.sitemap:
-        values.extend(sitemap_urls(settings.sitemap, settings, cwd))
+        listed = sitemap_urls(settings.sitemap, settings, cwd)
+        values.extend(listed)
+        maps = "the sitemap" if len(settings.sitemap) == 1 else "the sitemaps"
+        given.append(f"{_count(len(listed), 'URL')} from {maps} {', '.join(settings.sitemap)}")
     inputs = resolve_inputs(values, settings.base_url, cwd, settings.max_urls, settings.root_dir)
     return dataclasses.replace(
         settings,
         start_urls=inputs.start_urls,
         sites=tuple(dict.fromkeys([*sites, *inputs.sites])),
         mount=inputs.mount,
+        inputs=tuple(given),
     )
 
 

@@ -530,6 +530,11 @@ def local_path(url: str) -> str:
     return path[len(cwd) :] if path.startswith(cwd) else path
 
 
+def as_shown(url: str) -> str:
+    """A URL as reports show it: a local file by its path (see :func:`local_path`)."""
+    return local_path(url) if url.startswith("file://") else url
+
+
 def relative_to(url: str, base: str) -> str:
     """Short form for reports: path and query when url shares base's scheme and authority;
     a local file's path."""

@@ -480,3 +480,58 @@ def test_sarif_places_local_results_in_files_relative_to_the_repository(tmp_path
         "artifactLocation": {"uri": "public%20site/index.html"},
         "region": {"startLine": 2},
     }
+
+
+def test_reports_name_the_start_values_given_and_local_files_by_their_paths(
+    tmp_path: Path,
+) -> None:
+    """A folder's reports name the folder, not its every page, and show each file by its
+    path relative to where the command ran, in every format; JSON keeps the URL too."""
+    public = tmp_path / "public"
+    pages = {f"p{n}.html": '<a href="gone.html">x</a>' for n in range(8)}
+    write(public, {"index.html": '<a href="gone.html">gone</a>', **pages})
+    root = public.as_uri() + "/"
+    run = Runner(tmp_path)
+    common = ("public", "--offline", "--db", str(tmp_path / "m.db"))
+
+    text = run.check(*common).stdout
+    assert text.splitlines()[0].endswith("pass 1 of public (complete)"), text
+    assert "\n  public/gone.html\n" in text
+
+    report = json.loads(run.check(*common, "--format", "json").stdout)
+    assert report["inputs"] == ["public"] and len(report["start_urls"]) == 9
+    gone = by_url(report)[root + "gone.html"]
+    assert gone["path"] == "public/gone.html"
+    assert {"url": root + "p3.html", "path": "public/p3.html", "line": 1} in gone["referrers"]
+    assert "path" not in by_url(report).get("mailto:x", {})
+
+    markdown = run.check(*common, "--format", "markdown").stdout
+    assert "Pass 3 of `public` (complete)" in markdown
+    assert "| `public/gone.html` |" in markdown and "file://" not in markdown
+
+    rows = run.check(*common, "--format", "csv").stdout.splitlines()
+    assert rows[0].endswith(",path,referrer_path")
+    assert rows[1].startswith(root + "gone.html,") and rows[1].endswith(
+        ",public/gone.html,public/index.html"
+    )
+
+    junit = run.check(*common, "--format", "junit").stdout
+    assert 'name="public/gone.html"' in junit
+
+    html = run.check(*common, "--format", "html").stdout
+    assert ">public/gone.html</span>" in html and "— public</title>" in html
+
+    many = [str(public / f"p{n}.html") for n in range(8)]
+    text = run.check(*many, "--offline", "--db", str(tmp_path / "n.db")).stdout
+    head = text.splitlines()[0]
+    assert many[3] in head and many[4] not in head and "4 more" in head
+
+
+def test_a_list_on_stdin_is_named_by_its_count(tmp_path: Path, serve: Serve) -> None:
+    site = serve({"/a": Page("<p>a</p>"), "/b": Page("<p>b</p>")})
+    listing = f"{site.url('/a')}\n{site.url('/b')}\n"
+
+    proc = Runner(tmp_path).check("-", input=listing)
+
+    assert proc.returncode == 0, proc.stderr
+    assert "pass 1 of 2 URLs from stdin (complete)" in proc.stdout.splitlines()[0]

@@ -122,7 +122,9 @@ def test_csv_has_a_row_per_occurrence_with_quoting_and_iso_times(crawled: Crawle
     assert proc.returncode == 1
     rows = list(csv.DictReader(io.StringIO(proc.stdout, newline="")))
     header = proc.stdout.splitlines()[0]
-    assert header == "url,state,http_status,error,referrer,line,first_failed,last_good,reason"
+    assert header == (
+        "url,state,http_status,error,referrer,line,first_failed,last_good,reason,path,referrer_path"
+    )
     expected = sum(max(1, len(e["referrers"])) for e in reported(crawled))
     assert len(rows) == expected
     missing = [r for r in rows if r["url"] == crawled.url("/missing.html")]

@@ -132,8 +132,14 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_7(db: str) -> None:
+    """A memory as schema 7 had it: a pass without the start values as given."""
+    memory_write(db, "ALTER TABLE passes DROP COLUMN inputs")
+
+
 def back_to_schema_6(db: str) -> None:
     """A memory as schema 6 had it: a Markdown page's heading ids kept among its anchors."""
+    back_to_schema_7(db)
     memory_write(db, "ALTER TABLE urls DROP COLUMN heading_ids")
 
 
@@ -364,6 +370,26 @@ def test_a_schema_6_memory_reads_its_markdown_pages_again_for_their_heading_ids(
     assert code == 0 and not [u["url"] for u in report["urls"] if u["reportable"]]
     answers = {(h.path, h.status, "If-None-Match" in h.headers) for h in site.requests()[seen:]}
     assert answers == {("/", 304, True), ("/a.html", 304, True), ("/guide.md", 200, False)}
+    assert memory_rows(run.db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+
+@pytest.mark.backends
+def test_a_schema_7_pass_is_named_by_its_start_urls_and_the_next_by_what_was_given(
+    run: Runner, serve: Serve
+) -> None:
+    """Schema 8 keeps the start values as given with a pass, for its reports to name."""
+    site = serve({"/": Page("<p>home</p>")})
+    assert run.check(site.url("")).returncode == 0
+    back_to_schema_7(run.db)
+    memory_write(run.db, "UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+
+    proc = run("report", "--db", run.db)
+    assert proc.returncode == 0 and f"pass 1 of {site.url('/')} (complete)" in proc.stdout
+
+    code, report = run.check_json(site.url(""))
+    assert code == 0 and report["inputs"] == [site.url("")]
     assert memory_rows(run.db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (str(SCHEMA_VERSION),)
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -267,6 +267,12 @@ class Report:
     # the URLs a report names (broken, warning, redirect), kept whole; found in entries if None
     noted: list[Entry] | None = None
     tally: Tally | None = None  # figures over all entries; counted from entries if None
+    inputs: list[str] = field(default_factory=list)  # the start values as given ([]: unknown)
+
+    @property
+    def starts(self) -> list[str]:
+        """What the report says was checked: see :func:`starts_named`."""
+        return starts_named(self.inputs, self.start_urls)
 
     @property
     def redirects_as_warnings(self) -> bool:
@@ -389,6 +395,18 @@ def _worst_first(entry: Entry) -> tuple[int, float, str]:
     if entry.last_good is None:
         return (0, (entry.failing_since or 0.0) // 86400, entry.url)
     return (1, entry.last_good // 86400, entry.url)
+
+
+SHOWN_STARTS = 5  # start values a header names; beyond them, how many more
+
+
+def starts_named(inputs: Sequence[str], start_urls: Sequence[str]) -> list[str]:
+    """What a header names as checked: the start values as the user gave them (a folder,
+    a URL, "1,234 URLs from stdin"), else the start URLs; past a few, how many more."""
+    values = list(inputs or start_urls)
+    if len(values) <= SHOWN_STARTS:
+        return values
+    return [*values[: SHOWN_STARTS - 1], f"{len(values) - SHOWN_STARTS + 1:,} more"]
 
 
 def start_url_of(report: Report, url: str) -> str | None:
@@ -579,6 +597,7 @@ def build_report(
         plugins=store.plugin_fields(info.id),
         noted=[*noted.values(), *anchors],
         tally=tally,
+        inputs=list(info.inputs),
     )
     # the pass itself as this report counts it, so that its charts agree with its headline
     report.passes = [

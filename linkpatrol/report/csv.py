@@ -6,6 +6,7 @@ import csv
 import io
 
 from linkpatrol.report import Referrer, Report, iso
+from linkpatrol.urls import local_path
 
 COLUMNS = (
     "url",
@@ -17,6 +18,8 @@ COLUMNS = (
     "first_failed",
     "last_good",
     "reason",
+    "path",  # a local file's path (of the link's target), the URL being the url's
+    "referrer_path",
 )
 
 
@@ -30,8 +33,10 @@ def render_csv(report: Report) -> str:
         fixed = (entry.url, entry.state.value, entry.http_status or "", entry.error or "")
         reason = entry.reason.value if entry.reason is not None else ""
         times = (iso(entry.failing_since) or "", iso(entry.last_good) or "", reason)
+        path = local_path(entry.url) if entry.url.startswith("file://") else ""
         refs: list[Referrer | None] = [*entry.referrers] or [None]
         for ref in refs:
             place = ("", "") if ref is None else (ref.url, "" if ref.line is None else ref.line)
-            writer.writerow((*fixed, *place, *times))
+            holder = ref.url if ref is not None and ref.url.startswith("file://") else ""
+            writer.writerow((*fixed, *place, *times, path, holder and local_path(holder)))
     return out.getvalue()

@@ -52,7 +52,7 @@ def render_dot(report: Report, *, hosts: bool = False) -> str:
     out = [
         "digraph linkpatrol {",
         f"  graph [rankdir=LR, fontname=Helvetica, fontsize=11, "
-        f"label={quote(f'linkpatrol pass {report.pass_id} of ' + ', '.join(report.start_urls))}];",
+        f"label={quote(f'linkpatrol pass {report.pass_id} of ' + ', '.join(report.starts))}];",
         "  node [shape=box, style=rounded, fontname=Helvetica, fontsize=10];",
         '  edge [color="grey40", arrowsize=0.6];',
     ]

@@ -47,7 +47,7 @@ from importlib.resources import files
 from linkpatrol.model import Reason, State
 from linkpatrol.report import FLAP_DAYS, Entry, Report, iso, moment
 from linkpatrol.report.text import SAID_IN_WORDS, clean, plugin_text
-from linkpatrol.urls import relative_to
+from linkpatrol.urls import as_shown, relative_to
 
 MAX_REFERRERS = 20  # referring pages named in one table row; the rest are counted
 TOP_PAGES = 10  # bars in the "pages holding the most broken links" chart
@@ -218,7 +218,7 @@ def summary_section(report: Report) -> str:
         pills.append(
             f'<span class="pill pill-pending">{_number(waiting)} failing, not reported yet</span>'
         )
-    starts = ", ".join(link(url, css="url") for url in report.start_urls) or "—"
+    starts = ", ".join(link(value, css="url") for value in report.starts) or "—"
     if report.complete:
         state = '<span data-complete="true">complete</span>'
     else:
@@ -623,9 +623,10 @@ def _row(key: str, entry: Entry, report: Report, redirects: dict[str, Entry], ba
             '<span class="badge badge-flapping" data-marker="flapping" '
             f'title="{flaps} changes of verdict in {FLAP_DAYS:g} days">flapping</span>'
         )
+    shown = link(entry.url, as_shown(entry.url), "url")
     return (
         f'<tr data-verdict="{key}">'
-        f'<td class="link" data-sort="{text(entry.url)}">{link(entry.url, css="url")}</td>'
+        f'<td class="link" data-sort="{text(entry.url)}">{shown}</td>'
         f'<td class="verdict-cell" data-sort="{label}">{"".join(badges)}</td>'
         f"{_status_cell(entry)}{_since_cell(entry)}{_holders_cell(entry, redirects, base)}"
         "</tr>"
@@ -716,7 +717,7 @@ def report_sections(report: Report) -> str:
 
 def render_html(report: Report) -> str:
     style, code = stylesheet(), script()
-    starts = ", ".join(report.start_urls)
+    starts = ", ".join(report.starts)
     title = f"linkpatrol: {headline(report)} — {starts}"
     return "\n".join(
         [

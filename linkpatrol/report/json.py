@@ -19,6 +19,7 @@ from linkpatrol.report import (
     iso,
 )
 from linkpatrol.store import Change, Part, open_store
+from linkpatrol.urls import local_path
 
 REFERRER_BATCH = 1000  # referrers encoded at once: few calls, and never all of a big page's
 # pages whose encoded start ('{"url":"...","line":') is kept for their next link: a page
@@ -39,9 +40,11 @@ def change_dict(change: Change) -> dict[str, Any]:
 
 
 def _head(entry: Entry) -> dict[str, Any]:
-    """An URL's fields before its referrers."""
-    return {
-        "url": entry.url,
+    """An URL's fields before its referrers: a local file's path after its URL."""
+    url = entry.url
+    head: dict[str, Any] = {
+        "url": url,
+        "path": local_path(url) if url.startswith("file://") else None,
         "action": entry.action.value,
         "state": entry.state.value,
         "http_status": entry.http_status,
@@ -54,6 +57,9 @@ def _head(entry: Entry) -> dict[str, Any]:
         "last_good": iso(entry.last_good),
         "failing_since": iso(entry.failing_since),
     }
+    if head["path"] is None:  # a web URL has none
+        del head["path"]
+    return head
 
 
 def _tail(entry: Entry) -> dict[str, Any]:
@@ -68,7 +74,8 @@ def _tail(entry: Entry) -> dict[str, Any]:
 
 
 def _places(pages: list[Referrer], heads: dict[str, str]) -> Iterator[str]:
-    """Pages and lines as ``{"url": ..., "line": ...}`` objects, a batch at a time: written
+    """Pages and lines as ``{"url": ..., "line": ...}`` objects (a local file's ``"path"``
+    after its URL), a batch at a time: written
     as the encoder would, three times as fast for the millions of referrers of a big site,
     and never all of a big page's at once. ``heads`` keeps each page's encoded start."""
     for start in range(0, len(pages), REFERRER_BATCH):
@@ -78,7 +85,8 @@ def _places(pages: list[Referrer], heads: dict[str, str]) -> Iterator[str]:
             if head is None:
                 if len(heads) >= PAGE_HEADS:
                     heads.clear()
-                head = heads[url] = f'{{"url":{quoted(url)},"line":'
+                path = f',"path":{quoted(local_path(url))}' if url.startswith("file://") else ""
+                head = heads[url] = f'{{"url":{quoted(url)}{path},"line":'
             parts.append(f"{head}null}}" if line is None else f"{head}{line}}}")
         yield ","[: min(start, 1)] + ",".join(parts)
 
@@ -96,6 +104,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "started_at": iso(report.started_at),
         "finished_at": iso(report.finished_at),
         "start_urls": report.start_urls,
+        "inputs": report.inputs,
         "options": report.options.as_dict(),
         "summary": {
             "urls": s.urls,

@@ -19,7 +19,7 @@ from lxml import etree
 from linkpatrol.model import State
 from linkpatrol.report import Entry, Report, start_url_of
 from linkpatrol.report.text import clean, grouped_referrers, status_line
-from linkpatrol.urls import origin
+from linkpatrol.urls import as_shown, origin
 
 _NOT_XML = re.compile("[\ufffe\uffff]")
 
@@ -30,7 +30,7 @@ def xml_text(text: str) -> str:
 
 
 def _details(entry: Entry) -> str:
-    lines = [entry.url, status_line(entry)]
+    lines = [as_shown(entry.url), status_line(entry)]
     pages = grouped_referrers(entry.referrers, "")
     if pages:
         lines.append("linked from:")
@@ -41,7 +41,7 @@ def _details(entry: Entry) -> str:
 def _testcase(entry: Entry, failing: set[str]) -> etree._Element:
     case = etree.Element(
         "testcase",
-        name=xml_text(entry.url),
+        name=xml_text(as_shown(entry.url)),
         classname=xml_text(origin(entry.url) or entry.url.partition(":")[0]),
         time="0",
     )

@@ -19,6 +19,7 @@ from linkpatrol.report.text import (
     plugin_lines,
     status_line,
 )
+from linkpatrol.urls import as_shown
 
 MAX_ROWS = 50  # links in the table; GitHub comments end at 65,536 characters
 MAX_REFERRERS = 10  # referring pages named in one cell
@@ -79,7 +80,7 @@ def render_markdown(report: Report) -> str:
         state = "complete"
     else:
         state = f"**incomplete**, stopped by {escape(report.stop_reason or 'an interruption')}"
-    starts = ", ".join(code(url) for url in report.start_urls)
+    starts = ", ".join(code(url) for url in report.starts)
     out = [
         _headline(report),
         "",
@@ -99,7 +100,7 @@ def render_markdown(report: Report) -> str:
             problem = escape(status_line(entry))
             if entry.state is State.WARNING or entry.state is State.REDIRECT:
                 problem = f"⚠️ {problem}"
-            out.append(f"| {code(entry.url)} | {problem} | {_linked_from(entry, base)} |")
+            out.append(f"| {code(as_shown(entry.url))} | {problem} | {_linked_from(entry, base)} |")
         if len(rows) > MAX_ROWS:
             out += [
                 "",

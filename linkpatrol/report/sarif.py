@@ -15,7 +15,7 @@ from urllib.parse import quote
 from linkpatrol.model import State
 from linkpatrol.report import Entry, Referrer, Report, iso
 from linkpatrol.report.text import status_line
-from linkpatrol.urls import local_path
+from linkpatrol.urls import as_shown, local_path
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -77,7 +77,7 @@ def _result(entry: Entry, ref: Referrer | None, failing: bool) -> dict[str, Any]
     if failing and level != "error":
         level = "error"  # --fail-on warning: the run fails on it, so it shows as one
     how = " (through a redirect)" if ref is not None and ref.line is None else ""
-    text = f"Link to {entry.url}{how}: {status_line(entry)}"
+    text = f"Link to {as_shown(entry.url)}{how}: {status_line(entry)}"
     where = _location(entry.url, None) if ref is None else _location(ref.url, ref.line)
     return {
         "ruleId": rule_id,
@@ -121,7 +121,11 @@ def sarif_dict(report: Report) -> dict[str, Any]:
                 },
                 "invocations": [invocation],
                 "results": results,
-                "properties": {"pass": report.pass_id, "startUrls": report.start_urls},
+                "properties": {
+                    "pass": report.pass_id,
+                    "startUrls": report.start_urls,
+                    "inputs": report.inputs,
+                },
             }
         ],
     }

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from linkpatrol.model import State, StoreError, duration_text
-from linkpatrol.report import iso
+from linkpatrol.report import iso, starts_named
 from linkpatrol.store import PassInfo, ReadMemory, WorkerInfo
 
 
@@ -66,6 +66,7 @@ def status_dict(status: PassStatus) -> dict[str, Any]:
     return {
         "pass": info.id,
         "start_urls": list(info.start_urls),
+        "inputs": list(info.inputs),
         "phase": status.phase,
         "complete": info.complete,
         "started_at": iso(info.started_at),
@@ -107,7 +108,8 @@ def render_status_text(status: PassStatus) -> str:
         for w in status.workers
     )
     return (
-        f"pass {info.id} of {', '.join(info.start_urls)}: {status.phase}\n"
+        f"pass {info.id} of {', '.join(starts_named(info.inputs, info.start_urls))}: "
+        f"{status.phase}\n"
         f"  started {iso(info.started_at)}, {status.elapsed:.1f} s crawling so far\n"
         f"  {status.done} of {info.seen} URLs done ({status.fraction:.0%}), "
         f"{status.pending} waiting\n"

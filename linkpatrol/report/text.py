@@ -9,7 +9,7 @@ from typing import Any
 
 from linkpatrol.model import Reason, State
 from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, Report, iso
-from linkpatrol.urls import relative_to
+from linkpatrol.urls import as_shown, relative_to
 
 PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report has all
 # reasons the verdict's own words already give ("HTTP 404", "missing anchor")
@@ -156,7 +156,7 @@ def _plugin_sections(report: Report) -> list[str]:
 
 
 def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry], until: float) -> list[str]:
-    lines = [f"  {clean(entry.url)}", f"    {clean(status_line(entry, until))}"]
+    lines = [f"  {clean(as_shown(entry.url))}", f"    {clean(status_line(entry, until))}"]
     referrers = grouped_referrers(entry.referrers, base)
     redirected_from = [by_url[r.url] for r in entry.referrers if r.line is None and r.url in by_url]
     for source in redirected_from:
@@ -176,7 +176,7 @@ def render_text(report: Report) -> str:
         state = "INCOMPLETE, still running or cut off"
     out = [
         f"linkpatrol {report.version}: pass {report.pass_id} of "
-        f"{', '.join(clean(u) for u in report.start_urls)} ({state})",
+        f"{', '.join(clean(u) for u in report.starts)} ({state})",
     ]
     if flags := report.options.flags():
         out.append(f"Checked with {' '.join(flags)}")
@@ -191,7 +191,9 @@ def render_text(report: Report) -> str:
     waiting = report.not_yet_reported
     if waiting:
         out.append(f"Failing, not reported yet ({len(waiting)}), see --report-after:")
-        out.extend(f"  {clean(e.url)}  ({clean(status_line(e, report.until))})" for e in waiting)
+        out.extend(
+            f"  {clean(as_shown(e.url))}  ({clean(status_line(e, report.until))})" for e in waiting
+        )
         out.append("")
     warnings = report.warnings
     if warnings:
@@ -203,7 +205,9 @@ def render_text(report: Report) -> str:
     figures = report.figures
     if figures.limited:
         out.append(f"Not checked, a limit was reached ({figures.limited}):")
-        out.extend(f"  {clean(e.url)}  ({clean(e.error or '')})" for e in figures.limited_first)
+        out.extend(
+            f"  {clean(as_shown(e.url))}  ({clean(e.error or '')})" for e in figures.limited_first
+        )
         if figures.limited > len(figures.limited_first):
             more = figures.limited - len(figures.limited_first)
             out.append(f"  ... and {more} more (--format json lists all)")
@@ -212,7 +216,9 @@ def render_text(report: Report) -> str:
         out.append("Cross-reference:")
         for entry in report.entries:
             out.append("")
-            out.append(f"  {clean(entry.url)}  [{entry.action.value}, {entry.state.value}]")
+            out.append(
+                f"  {clean(as_shown(entry.url))}  [{entry.action.value}, {entry.state.value}]"
+            )
             if entry.referrers:
                 out.append("    linked from:")
                 out.extend(f"      {clean(r)}" for r in grouped_referrers(entry.referrers, base))

@@ -78,6 +78,7 @@ class PassInfo:
     usage: SlotUsage | None = None  # how the fetch slots were used (None: not measured)
     options: ReportOptions | None = None  # what shapes its report (None: not kept)
     sites: tuple[str, ...] = ()  # prefixes the site grew by (a start URL redirected)
+    inputs: tuple[str, ...] = ()  # the start values as given, for reports (): not kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +209,7 @@ class CrawlMemory(Frontier, Protocol):
         now: float,
         limits: PassLimits | None = None,
         options: ReportOptions | None = None,
+        inputs: Sequence[str] = (),
     ) -> PassInfo: ...
 
     def links_of(

@@ -26,7 +26,7 @@ CREW_GRACE = 2.0
 
 PASS_COLUMNS = (
     "id, start_urls, started_at, finished_at, stopped_at, complete, elapsed, requests, "
-    "requested, parsed, seen, stop_reason, broken, warnings, usage, options, sites"
+    "requested, parsed, seen, stop_reason, broken, warnings, usage, options, sites, inputs"
 )
 
 
@@ -83,6 +83,7 @@ def pass_from_row(row: Sequence[Any], resumed: bool = False) -> PassInfo:
         resumed=resumed,
         options=_options(row[15]),
         sites=tuple(json.loads(row[16])) if row[16] else (),
+        inputs=tuple(json.loads(row[17])) if row[17] else (),
     )
 
 
@@ -109,17 +110,20 @@ class CrewPart(OutcomesPart):
         now: float,
         limits: PassLimits | None = None,
         options: ReportOptions | None = None,
+        inputs: Sequence[str] = (),
     ) -> PassInfo:
         """Join the pass other workers are crawling, resume the last pass if it stopped early
         with the same start URLs, else start one; and enlist this process as a worker.
 
         Workers at work on other start URLs refuse this one: one pass at a time. The
-        options that shape the pass's report are kept with it (a run that resumes or joins
-        it replaces them with its own).
+        options that shape the pass's report, and the ``inputs`` it names (the start values
+        as given), are kept with it (a run that resumes or joins it replaces them with its
+        own).
         """
         encoded = json.dumps(list(start_urls))
         limits = limits or PassLimits()
         kept = json.dumps(options.as_dict()) if options is not None else None
+        named = json.dumps(list(inputs)) if inputs else None
         self._patterns.clear()
         self._forget_seen()
         self._seen_for = None
@@ -128,7 +132,7 @@ class CrewPart(OutcomesPart):
         deadline = time.monotonic() + CREW_GRACE
         while True:
             try:
-                info = self._begin_pass(encoded, now, limits, kept)
+                info = self._begin_pass(encoded, now, limits, kept, named)
                 self._crew_pass = info.id
                 return info
             except _OtherCrew as exc:
@@ -140,7 +144,7 @@ class CrewPart(OutcomesPart):
                 time.sleep(0.05)
 
     def _begin_pass(
-        self, encoded: str, now: float, limits: PassLimits, options: str | None
+        self, encoded: str, now: float, limits: PassLimits, options: str | None, inputs: str | None
     ) -> PassInfo:
         with self._tx() as s:
             self._serialize(s)
@@ -187,8 +191,12 @@ class CrewPart(OutcomesPart):
                 s.execute("DELETE FROM frontier WHERE pass_id <> ?", (pass_id,))
                 s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
                 resumed = False
-            if options is not None:
-                s.execute("UPDATE passes SET options = ? WHERE id = ?", (options, pass_id))
+            if options is not None or inputs is not None:
+                s.execute(
+                    "UPDATE passes SET options = coalesce(?, options), "
+                    "inputs = coalesce(?, inputs) WHERE id = ?",
+                    (options, inputs, pass_id),
+                )
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
             if self.dialect.sole_crawler:
                 s.execute("DROP INDEX IF EXISTS links_dst")

@@ -22,7 +22,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS passes(
   usage TEXT,
   dropped {int} NOT NULL DEFAULT 0,
   options TEXT,
-  sites TEXT
+  sites TEXT,
+  inputs TEXT
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -204,6 +205,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         # (one made again is not counted twice); the table only lists the workers at work
         "DROP TABLE IF EXISTS workers",
     ),
+    8: ("ALTER TABLE passes ADD COLUMN inputs TEXT",),
 }
 
 # a sole crawler goes without this index during its run, and builds it in one go at its end

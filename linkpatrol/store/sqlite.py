@@ -414,6 +414,7 @@ class SqliteStore(SqlStore):
         now: float,
         limits: PassLimits | None = None,
         options: ReportOptions | None = None,
+        inputs: Sequence[str] = (),
     ) -> PassInfo:
         self._finished()  # another crawl by this process: the last one's end is over
         # A statement that writes many rows keeps the pages it changes in a journal of its
@@ -421,7 +422,7 @@ class SqliteStore(SqlStore):
         # (and deleted it). In memory it is as big as one statement's rows at most.
         self._db.execute("PRAGMA temp_store = MEMORY")
         self._db.execute(f"PRAGMA cache_size = -{CRAWL_CACHE_KIB}")
-        return super().begin_pass(start_urls, now, limits, options)
+        return super().begin_pass(start_urls, now, limits, options, inputs)
 
     def _finish(self) -> None:
         try:
