@@ -10,6 +10,7 @@ how the fetch slots (``--concurrency``) are used. It decides nothing about a URL
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sized
@@ -34,6 +35,9 @@ HOST_WINDOW = 64  # URLs of one host held before a claim leaves the host out
 # (HTTP/1.0, as http.server) takes a new one for every request and stays at six.
 FIRST_CONNECTIONS = 6
 OPENED = 1 << 30  # a host's connections all opened (or none needed: file: URLs)
+# requests below a host's --per-host needed for their mean time to stand for how fast it
+# answers unhurried (with fewer, nothing is known of how it keeps up)
+LIGHT_SAMPLES = 3
 
 
 @dataclass(slots=True)
@@ -50,6 +54,28 @@ class Slot:
     # worker's share bounds them too), OPENED once they reached the share: see
     # FIRST_CONNECTIONS
     opening: int = FIRST_CONNECTIONS
+    # how long its requests took: those started with all of its share in flight (full),
+    # and those started below it (light)
+    full_requests: int = 0
+    full_time: float = 0.0
+    light_requests: int = 0
+    light_time: float = 0.0
+
+    def timed(self, full: bool, took: float) -> None:
+        if full:
+            self.full_requests += 1
+            self.full_time += took
+        else:
+            self.light_requests += 1
+            self.light_time += took
+
+    def slowdown(self) -> float:
+        """Its full requests' times over its unhurried time (its light requests' mean),
+        summed; 0 where there is not enough to compare."""
+        if not self.full_requests or self.light_requests < LIGHT_SAMPLES:
+            return 0.0
+        unhurried = self.light_time / self.light_requests
+        return self.full_time / unhurried if unhurried > 0 else 0.0
 
 
 class Downloader:
@@ -73,9 +99,20 @@ class Downloader:
         # requests this worker may have in flight to one host: its share of --per-host,
         # which the crew's heartbeat sets (0: none; the others fetch)
         self.share = 0
-        self.usage = SlotUsage()  # how the fetch slots were used in this run
+        self._usage = SlotUsage()  # how the fetch slots were used in this run, sampled
         self.waiting = 0  # free fetch slots whose next URL waits for its host's turn
         self._sampled_at: float | None = None
+
+    @property
+    def usage(self) -> SlotUsage:
+        """How the fetch slots were used in this run, and how fast the hosts answered with
+        all of their share in flight."""
+        full = slowdown = 0.0
+        for slot in self.slots.values():
+            if (ratio := slot.slowdown()) > 0:
+                full += slot.full_requests
+                slowdown += ratio
+        return dataclasses.replace(self._usage, full_requests=full, full_slowdown=slowdown)
 
     def slot(self, origin: str) -> Slot:
         """The host's slot, made the first time a URL of it is due."""
@@ -136,13 +173,15 @@ class Downloader:
             ):
                 yield slot
 
-    def start(self, slot: Slot, now: float) -> None:
+    def start(self, slot: Slot, now: float) -> bool:
         """A request to the host starts: it holds one of the host's slots, and the next one
-        waits its turn."""
+        waits its turn. Whether it took the last of the host's share (see
+        :meth:`Slot.timed`)."""
         slot.active += 1
         delay = self.spacing(slot)
         if delay > 0:
             slot.next_at = now + delay
+        return slot.active >= self.host_share(slot)
 
     def finished(self, slot: Slot) -> None:
         """A request to the host ended, whatever became of it."""
@@ -196,14 +235,25 @@ class Downloader:
         self._sampled_at = now
         slots = self.concurrency
         busy = min(in_flight, slots)
-        blocked = sum(
-            len(s.waiting)
-            for s in self.slots.values()
-            if s.waiting and (s.robots is None or s.active >= self.allowed(s) or s.next_at > now)
-        )
-        self.waiting = min(blocked, slots - busy)
-        self.usage = self.usage + SlotUsage(
-            span, slots * span, busy * span, self.waiting * span, queued * span
+        blocked = held = 0
+        for s in self.slots.values():
+            if not s.waiting:
+                continue
+            if s.robots is None or s.next_at > now:
+                blocked += len(s.waiting)
+            elif s.active >= self.allowed(s):
+                blocked += len(s.waiting)
+                if s.active >= self.host_share(s):  # not only its first connections
+                    held += len(s.waiting)
+        free = slots - busy
+        self.waiting = min(blocked, free)
+        self._usage = self._usage + SlotUsage(
+            span,
+            slots * span,
+            busy * span,
+            self.waiting * span,
+            queued * span,
+            min(held, free) * span,
         )
 
     # ---- robots.txt -------------------------------------------------------------------
@@ -255,13 +305,17 @@ class Downloader:
 
     # ---- one URL's requests --------------------------------------------------------
 
-    async def fetch(self, task: Task, slot: Slot, rules: RuleOptions) -> tuple[Response, int]:
+    async def fetch(
+        self, task: Task, slot: Slot, rules: RuleOptions, full: bool = False
+    ) -> tuple[Response, int]:
         """A URL's requests as the rule book plans them (a GET after a HEAD that failed),
         each in the host's turn; its last answer, and how many requests it took. The
-        request holds one of the host's slots until it ends (see :meth:`start`)."""
+        request holds one of the host's slots until it ends (see :meth:`start`, which
+        says whether it is ``full``)."""
         action = task.action
         why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
         first = plan(action, task.url, rules)
+        began = time.monotonic()
 
         def pace() -> Awaitable[None]:
             return self.pace(slot)
@@ -287,6 +341,7 @@ class Downloader:
                 requests += response.attempts
         finally:
             self.finished(slot)
+        slot.timed(full, time.monotonic() - began)
         if response.reused:
             self.kept_open(slot)
         return response, requests

@@ -84,6 +84,11 @@ class Summary:
     fetch: FetchUse | None = None
 
 
+ADVICE_SECONDS = 2.0  # a run shorter than this gains too little from any advice
+ADVICE_REQUESTS = 20  # requests at a host's --per-host needed to judge how it kept up
+KEPT_UP = 1.5  # a host that took longer than this many times its unhurried time did not
+
+
 @dataclass(frozen=True, slots=True)
 class FetchUse:
     """How the fetch slots (--concurrency) were used over the pass, on average."""
@@ -93,6 +98,11 @@ class FetchUse:
     waiting: float  # share of slots free while a URL waited for its host's turn
     idle: float  # share of slots with nothing to do
     queue: float  # URLs waiting for a verdict
+    seconds: float = 0.0  # time measured
+    held: float = 0.0  # share of slots free while a URL waited for its host's --per-host
+    # how much longer a host took with all of its --per-host in flight than below it, on
+    # average (None: not measured)
+    slowdown: float | None = None
 
     @staticmethod
     def of(usage: SlotUsage | None) -> FetchUse | None:
@@ -100,18 +110,30 @@ class FetchUse:
             return None
         busy = usage.busy_seconds / usage.slot_seconds
         waiting = usage.waiting_seconds / usage.slot_seconds
+        full = usage.full_requests
         return FetchUse(
             slots=usage.slot_seconds / usage.seconds,
             busy=busy,
             waiting=waiting,
             idle=max(0.0, 1.0 - busy - waiting),
             queue=usage.queue_seconds / usage.seconds,
+            seconds=usage.seconds,
+            held=usage.held_seconds / usage.slot_seconds,
+            slowdown=usage.full_slowdown / full if full >= ADVICE_REQUESTS else None,
         )
 
     def advice(self) -> str | None:
-        """What the figures suggest, if anything."""
-        if self.waiting >= 0.25:
-            return "slots often waited for a host's turn: a higher --per-host (or --delay 0) helps"
+        """What the figures show would help, if anything: nothing for a run too short to
+        gain from it; a higher --per-host only where URLs waited for it and the hosts
+        answered as fast with all of it in flight as below it (a server that answers a few
+        requests at a time takes longer per request instead, and gains nothing)."""
+        if self.seconds < ADVICE_SECONDS:
+            return None
+        if self.held >= 0.25 and self.slowdown is not None and self.slowdown <= KEPT_UP:
+            return (
+                "slots often waited for a host's turn, and the hosts kept up with every "
+                "request allowed: a higher --per-host helps"
+            )
         if self.busy >= 0.9 and self.queue > self.slots:
             return "every slot was busy with URLs queued: a higher --concurrency helps"
         return None

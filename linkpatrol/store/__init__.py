@@ -43,6 +43,13 @@ class SlotUsage:
     busy_seconds: float = 0.0  # slots with a request in flight
     waiting_seconds: float = 0.0  # free slots with a URL that waits for its host's turn
     queue_seconds: float = 0.0  # URLs due and not started yet
+    # free slots with a URL that waits because its host has all of its --per-host in flight
+    # (not for robots.txt, its first connections or --delay): the waiting more of it can end
+    held_seconds: float = 0.0
+    # requests started with their host at its --per-host, and the sum of each one's time
+    # over the time its host took below that: about 1 each where the host kept up
+    full_requests: float = 0.0
+    full_slowdown: float = 0.0
 
     def __add__(self, other: SlotUsage) -> SlotUsage:
         return SlotUsage(
@@ -51,6 +58,9 @@ class SlotUsage:
             self.busy_seconds + other.busy_seconds,
             self.waiting_seconds + other.waiting_seconds,
             self.queue_seconds + other.queue_seconds,
+            self.held_seconds + other.held_seconds,
+            self.full_requests + other.full_requests,
+            self.full_slowdown + other.full_slowdown,
         )
 
 
