@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 
 import linkpatrol.store.frontier as frontier
@@ -369,6 +370,46 @@ def test_a_url_another_worker_drops_is_queued_again_when_linked_again(postgres_u
         assert f"'{H}/p'" in looked_up, statements  # known from before the drop: forgotten
         assert f"'{H}/'" not in looked_up, statements  # linked since: remembered
         assert claim_all(first, pass_id) == []
+
+
+def test_two_workers_settling_a_url_at_once_write_one_change_of_it(postgres_url: str) -> None:
+    """Both workers finishing the pass judge the same redirect loop broken at the same
+    moment: the second one's writing waits for the first's and sees its verdict, so the
+    URL's history has one change, not two."""
+    with two_workers(postgres_url) as (first, second, pass_id):
+        (home,) = claim_all(first, pass_id)
+        first.complete(pass_id, [ok(home)], T0)
+        loop = Outcome(home.url_id, home.action, State.BROKEN, error="redirect loop")
+        holder = psycopg.connect(postgres_url, autocommit=False)
+        try:
+            # the pass's row held, as a third worker's batch would hold it
+            holder.execute("SELECT id FROM passes WHERE id = %s FOR UPDATE", (pass_id,))
+            threads = [
+                threading.Thread(target=w.complete, args=(pass_id, [loop], T0 + 5))
+                for w in (first, second)
+            ]
+            for thread in threads:
+                thread.start()
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # both wait, their batches begun
+                (waiting,) = holder.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND datname = current_database()"
+                ).fetchone()
+                if waiting >= 2:
+                    break
+                time.sleep(0.02)
+            assert waiting >= 2
+        finally:
+            holder.rollback()
+            holder.close()
+        for thread in threads:
+            thread.join(timeout=20)
+            assert not thread.is_alive()
+    changes = memory_rows(
+        postgres_url, "SELECT state FROM history WHERE url_id = ? ORDER BY at", (home.url_id,)
+    )
+    assert changes == [("ok",), ("broken",)]
 
 
 @pytest.mark.backends

@@ -68,6 +68,11 @@ class OutcomesPart(FrontierPart):
         with self._learning() as s:
             if batch and self._written_before(s, batch):
                 return {_origin_of(f.url) for o in outcomes for f in o.links or ()} - {""}
+            if d.lock_row:
+                # the workers of a pass write in turn, each from the URLs' standing as the
+                # one before left it: two settling a URL at once change its history once.
+                # The pass's row is the first lock of every batch, so none waits in a cycle.
+                s.execute(f"SELECT id FROM passes WHERE id = ?{d.lock_row}", (pass_id,))
             targets: dict[str, tuple[Discovered, int | None]] = {}
             for outcome in outcomes:
                 for found in outcome.links or ():
