@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Where a crawl's time goes: its phases, each process and thread, and a page's stages.
 
-    python bench/breakdown.py [--pages 2000] [--reps 5] [--kit ../shared/bench]
+    python bench/breakdown.py [--pages 2000] [--reps 5]
 
-Serves the generated site as ``bench/run.py`` does (the kit's ``gen_site.py`` and
-``serve.sh``) and runs ``linkpatrol check`` on it the same way (JSON report, a fresh SQLite
+Serves the generated site as ``bench/run.py`` does (``bench/gen_site.py`` and
+``bench/serve.py``) and runs ``linkpatrol check`` on it the same way (JSON report, a fresh SQLite
 memory, ``--concurrency 16``), ``--reps`` times; then as many times each of the second
 runs ``bench/run.py`` measures, over a copy of a first run's memory: with
 ``--recheck-good 1d``, and plain. The linkpatrol measured is the one installed in the
@@ -48,7 +48,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_KIT = HERE.parent.parent / "shared" / "bench"
 POLL = 0.01  # seconds between two readings of /proc
 sys.path.insert(0, str(HERE.parent))
 
@@ -395,9 +394,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--kit", type=Path, default=DEFAULT_KIT)
     args = parser.parse_args()
-    with served_site(args.kit.resolve(), args.pages) as truth:
+    with served_site(args.pages) as truth:
         result = measure(truth["start_url"], args.reps)
     print(f"# Where the time goes: {args.pages}-page generated site ({os.cpu_count()} cores)\n")
     print(markdown(result))

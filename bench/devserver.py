@@ -7,8 +7,8 @@
 A site previewed before it is published is often served by ``python -m http.server``:
 one thread per connection, a queue of six connections waiting to be accepted, and, with
 ``--protocol HTTP/1.1``, keep-alive with the head and body of each answer written apart,
-Nagle's algorithm on. This serves the site made by ``gen_site.py`` (and its "far" site)
-so, on the ports the nginx benchmark uses (stop ``serve.sh`` first), and runs
+Nagle's algorithm on. This serves the site made by ``bench/gen_site.py`` (and its "far" site)
+so, on the ports the nginx benchmark uses (``python bench/serve.py stop`` first), and runs
 linkpatrol (``linkpatrol`` on PATH) and linklint against it, in turn, ``--reps`` times
 per protocol. Prints, per protocol and tool, the median wall and CPU seconds, and for
 linkpatrol the URLs, the planted broken links found and the false reports.
@@ -80,9 +80,9 @@ def main() -> int:
     parser.add_argument("--no-linklint", action="store_true")
     args = parser.parse_args()
     if not (args.site / "site").is_dir() or not (args.site / "truth.json").is_file():
-        sys.exit(f"devserver: {args.site} is no site made by gen_site.py")
+        sys.exit(f"devserver: {args.site} is no site made by bench/gen_site.py")
     if listening(SITE_PORT) or listening(FAR_PORT):
-        sys.exit(f"devserver: ports {SITE_PORT}/{FAR_PORT} are taken (serve.sh stop first)")
+        sys.exit(f"devserver: ports {SITE_PORT}/{FAR_PORT} are taken (python bench/serve.py stop)")
     linkpatrol = linkpatrol_command()
     linklint = None if args.no_linklint else shutil.which("linklint")
     truth = json.loads((args.site / "truth.json").read_text())

@@ -13,7 +13,7 @@ no robots.txt, no memory, no lines, no decisions, no report, no progress, no lim
 ``--workers N`` the pages are parsed in N processes while the first fetches, as
 linkpatrol's crawl does; 0 parses where the pages arrive.
 
-Serve the site first (``bash ../shared/bench/serve.sh start /tmp/bench-site/2000``).
+Serve the site first (``python bench/serve.py start /tmp/bench-site/2000``).
 Prints, per variant, the median wall time, CPU time (the process and its children),
 URLs, broken URLs, and with ``--linklint`` linklint's time on the same site and the ratio
 of URLs/s. Not part of the test suite.
@@ -261,7 +261,7 @@ def one_round(start: str, workers: int, kind: str) -> tuple[float, float, int, i
 def linklint_round(start: str) -> float:
     linklint = shutil.which("linklint")
     if linklint is None:
-        raise SystemExit("floor: linklint is not installed (../shared/bench/install_peers.sh)")
+        raise SystemExit("floor: linklint is not installed (python bench/install_peers.py)")
     host = urlsplit(start).netloc
     with tempfile.TemporaryDirectory() as out:
         began = time.monotonic()

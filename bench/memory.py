@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Peak memory of one crawl at growing site sizes: does memory grow with the site?
 
-    python bench/memory.py [--pages 2000,10000,100000] [--kit ../shared/bench]
+    python bench/memory.py [--pages 2000,10000,100000]
 
-For each size: the kit's ``gen_site.py`` writes the site (once, kept in /tmp/bench-site),
-``serve.sh`` serves it with nginx on 127.0.0.1, and ``linkpatrol check`` crawls it into a
+For each size: ``bench/gen_site.py`` writes the site (once, kept in /tmp/bench-site),
+``bench/serve.py`` serves it with nginx on 127.0.0.1, and ``linkpatrol check`` crawls it into a
 fresh SQLite memory under ``/usr/bin/time -v``. Prints wall time, URLs, URLs/s, the
 crawl's peak RSS (its largest single process, as ``time`` reports it), the peak RSS of
 the crawler process and of the largest parse worker apart, the memory file's size, and
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -38,7 +37,6 @@ except ImportError:  # pragma: no cover - a benchmark, not the suite
     raise SystemExit("bench/memory.py needs psutil: pip install psutil") from None
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_KIT = HERE.parent.parent / "shared" / "bench"
 sys.path.insert(0, str(HERE.parent))
 
 from bench.kit import served_site  # noqa: E402
@@ -110,8 +108,8 @@ def linkpatrol() -> list[str]:
     return [str(found)] if found.exists() else [sys.executable, "-m", "linkpatrol"]
 
 
-def measure(pages: int, kit: Path) -> dict[str, float]:
-    with served_site(kit, pages) as truth, tempfile.TemporaryDirectory() as scratch:
+def measure(pages: int) -> dict[str, float]:
+    with served_site(pages) as truth, tempfile.TemporaryDirectory() as scratch:
         db = Path(scratch) / "bench.db"
         report = Path(scratch) / "report.json"
         command = [
@@ -159,10 +157,8 @@ def measure(pages: int, kit: Path) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", default="2000,10000,100000")
-    parser.add_argument("--kit", type=Path, default=DEFAULT_KIT)
     args = parser.parse_args()
-    os.environ.setdefault("NGINX_RUN", "/tmp/bench-nginx")
-    rows = [measure(int(n), args.kit) for n in args.pages.split(",")]
+    rows = [measure(int(n)) for n in args.pages.split(",")]
     print(
         "| pages | URLs | wall s | URLs/s | peak RSS MB | crawler MB | largest worker MB "
         "| memory file MB | planted found |"

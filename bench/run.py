@@ -2,11 +2,12 @@
 """Benchmark linkpatrol against its peers on a generated loopback site.
 
     python bench/run.py [--pages 2000] [--reps 3] [--tools linkpatrol,linklint,linkinator]
-                        [--kit ../shared/bench] [--no-install] [--out bench/RESULTS.md]
+                        [--no-install] [--out bench/RESULTS.md]
 
-Uses the shared benchmark kit: ``gen_site.py`` writes a site with planted broken
-links, ``serve.sh`` serves it with nginx on 127.0.0.1, ``run_peers.py`` runs each tool
-under ``/usr/bin/time -v`` and scores it. This script adds linkpatrol's ratios to each
+``install_peers.py`` installs the peers named in ``--tools`` that are missing (apt, pip,
+npm), ``gen_site.py`` writes a site with planted broken links, ``serve.py`` serves it with
+nginx on 127.0.0.1, ``run_peers.py`` runs each tool under ``/usr/bin/time -v`` and scores
+it. This script adds linkpatrol's ratios to each
 peer and the cost of a second run over the same memory (``--recheck-good 1d``, and a
 plain run that sends only conditional requests), and writes a Markdown table.
 Not part of the test suite: it takes minutes and needs nginx and the peers.
@@ -28,8 +29,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-DEFAULT_KIT = ROOT.parent / "shared" / "bench"
-ACCESS_LOG = Path(os.environ.get("NGINX_RUN", "/tmp/bench-nginx")) / "access.log"
+sys.path.insert(0, str(ROOT))
+
+from bench import gen_site, install_peers, serve  # noqa: E402
+
+ACCESS_LOG = serve.ACCESS_LOG
 PEERS = ["linklint", "linkinator", "linkchecker", "checklink", "blc", "wget2"]
 
 
@@ -112,13 +116,16 @@ def timed(cmd: list[str], cwd: Path) -> dict:
     return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 2), "exit": proc.returncode}
 
 
-def second_runs(kit: Path, site_dir: Path, start: str, reps: int) -> list[dict]:
+def second_runs(site_dir: Path, start: str, reps: int) -> list[dict]:
     """First run, then --recheck-good 1d, then a plain conditional run, on one memory."""
     command = linkpatrol_command()
     rows = []
-    running = subprocess.run([str(kit / "serve.sh"), "status"], capture_output=True).returncode == 0
+    running = serve.running_pid() is not None
     if not running:
-        subprocess.run([str(kit / "serve.sh"), "start", str(site_dir)], check=True)
+        try:
+            serve.start(site_dir)
+        except serve.ServeError as error:
+            sys.exit(str(error))
     try:
         for _ in range(reps):
             work = Path(tempfile.mkdtemp(prefix="lp-second-"))
@@ -149,7 +156,7 @@ def second_runs(kit: Path, site_dir: Path, start: str, reps: int) -> list[dict]:
             shutil.rmtree(work, ignore_errors=True)
     finally:
         if not running:
-            subprocess.run([str(kit / "serve.sh"), "stop"], check=False)
+            serve.stop()
     return rows
 
 
@@ -158,25 +165,22 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tools", default="linkpatrol,linklint,linkinator,linkchecker,wget2")
-    parser.add_argument("--kit", type=Path, default=DEFAULT_KIT)
     parser.add_argument("--no-install", action="store_true", help="peers are installed already")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args()
 
-    kit = args.kit.resolve()
-    if not (kit / "run_peers.py").is_file():
-        sys.exit(f"bench: no benchmark kit at {kit}")
+    tools = args.tools.split(",")
     if not args.no_install:
-        sh("bash", kit / "install_peers.sh")
-    site_dir = Path(f"/tmp/bench-site/{args.pages}")
+        install_peers.install(tools)
+    site_dir = gen_site.default_out(args.pages)
     if not (site_dir / "truth.json").is_file():
-        sh(sys.executable, kit / "gen_site.py", "--pages", str(args.pages), "--out", site_dir)
+        sh(sys.executable, HERE / "gen_site.py", "--pages", str(args.pages), "--out", site_dir)
     truth = json.loads((site_dir / "truth.json").read_text())
     results = Path(tempfile.mkdtemp(prefix="lp-bench-results-"))
     env = dict(os.environ, LINKPATROL=linkpatrol_command(), BENCH_RESULTS=str(results))
     sh(
         sys.executable,
-        kit / "run_peers.py",
+        HERE / "run_peers.py",
         "run",
         "--site",
         site_dir,
@@ -191,7 +195,7 @@ def main() -> int:
     records = load_runs(results, str(truth["counts"]["html_pages"]))
     runs = median_runs(records)
     rounds = round_ratios(records)
-    second = second_runs(kit, site_dir, truth["start_url"], max(1, args.reps))
+    second = second_runs(site_dir, truth["start_url"], max(1, args.reps))
 
     build = subprocess.run(
         [linkpatrol_command(), "--version"], capture_output=True, text=True, check=True
