@@ -486,15 +486,19 @@ def generate(out: Path, pages: int, mtime: str = "distinct", **params: Any) -> d
     return Site(pages, **params).build(out, mtime)
 
 
-def default_out(pages: int) -> Path:
-    return Path(f"/tmp/bench-site/{pages}")
+def default_out(pages: int, site_port: int = 18081) -> Path:
+    """Where the benchmarks keep the site of ``pages`` pages: /tmp/bench-site/N, with the
+    port in the name for a site served on another one (its links name the port)."""
+    return Path(f"/tmp/bench-site/{pages}" + ("" if site_port == 18081 else f"-port{site_port}"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--pages", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", type=Path, help="output folder (default /tmp/bench-site/N)")
+    ap.add_argument(
+        "--out", type=Path, help="output folder (default /tmp/bench-site/N, and -portP off 18081)"
+    )
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--site-port", type=int, default=18081)
     ap.add_argument("--ext-port", type=int, default=18082)
@@ -514,7 +518,7 @@ def main() -> None:
         help="file mtimes: one second apart (default) or all equal",
     )
     a = ap.parse_args()
-    out = a.out or default_out(a.pages)
+    out = a.out or default_out(a.pages, a.site_port)
     truth = generate(
         out,
         a.pages,

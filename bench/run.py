@@ -172,9 +172,17 @@ def main() -> int:
     tools = args.tools.split(",")
     if not args.no_install:
         install_peers.install(tools)
-    site_dir = gen_site.default_out(args.pages)
+    site_dir = gen_site.default_out(args.pages, serve.SITE_PORT)
     if not (site_dir / "truth.json").is_file():
-        sh(sys.executable, HERE / "gen_site.py", "--pages", str(args.pages), "--out", site_dir)
+        generate: list[str | Path] = [
+            HERE / "gen_site.py",
+            "--pages",
+            str(args.pages),
+            "--out",
+            site_dir,
+        ]
+        generate += ["--site-port", str(serve.SITE_PORT), "--ext-port", str(serve.EXT_PORT)]
+        sh(sys.executable, *generate, "--dead-port", str(serve.DEAD_PORT))
     truth = json.loads((site_dir / "truth.json").read_text())
     results = Path(tempfile.mkdtemp(prefix="lp-bench-results-"))
     env = dict(os.environ, LINKPATROL=linkpatrol_command(), BENCH_RESULTS=str(results))

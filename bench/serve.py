@@ -7,11 +7,12 @@
 
 The site under test (``SITE_DIR/site``) on 127.0.0.1:18081, the "far" site
 (``SITE_DIR/ext``) on 127.0.0.1:18082; nothing listens on 18083, on purpose. The ports
-come from ``$SITE_PORT`` and ``$EXT_PORT``, nginx's files (configuration, pid, logs) go to
-``$NGINX_RUN`` (default /tmp/bench-nginx). Every response carries a ``LinkChecker`` header:
-LinkChecker's documented switch that lets it exceed its default 10 requests a second to
-one host (harmless to the others). The access log (port, method, status, URI) lets the
-benchmarks count the requests the server saw.
+come from ``$SITE_PORT``, ``$EXT_PORT`` and ``$DEAD_PORT`` (``bench/run.py`` generates its
+site for them, so that two benchmarks can run on one machine), nginx's files
+(configuration, pid, logs) go to ``$NGINX_RUN`` (default /tmp/bench-nginx). Every
+response carries a ``LinkChecker`` header: LinkChecker's documented switch that lets it
+exceed its default 10 requests a second to one host (harmless to the others). The access
+log (port, method, status, URI) lets the benchmarks count the requests the server saw.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 SITE_PORT = int(os.environ.get("SITE_PORT", "18081"))
 EXT_PORT = int(os.environ.get("EXT_PORT", "18082"))
+DEAD_PORT = int(os.environ.get("DEAD_PORT", "18083"))
 RUN = Path(os.environ.get("NGINX_RUN", "/tmp/bench-nginx"))
 PIDFILE = RUN / "nginx.pid"
 ACCESS_LOG = RUN / "access.log"
