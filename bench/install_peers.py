@@ -4,9 +4,10 @@
     python bench/install_peers.py [--tools linklint,linkinator,...] [--capacity]
 
 From Debian (apt): nginx, GNU time, and per tool w3c-linkchecker (checklink), wget2,
-linklint (and wrk with ``--capacity``); from PyPI: LinkChecker, in a venv of its own
-under ``$PEERS`` (default /tmp/peers); from npm: linkinator and broken-link-checker
-(blc), under ``$PEERS/npm``. Also writes the small configurations the runs use:
+linklint, npm itself where it is missing (and wrk with ``--capacity``); from PyPI:
+LinkChecker, in a venv of its own under ``$PEERS`` (default /tmp/peers); from npm:
+linkinator and broken-link-checker (blc), under ``$PEERS/npm``. Also writes the small
+configurations the runs use:
 
 - LinkChecker waits 0.1-0.6 s between two requests to one host unless the server sends a
   ``LinkChecker`` header (``bench/serve.py`` adds it) and ``maxrequestspersecond`` is
@@ -110,6 +111,8 @@ def install(tools: list[str], capacity: bool = False) -> None:
     needed = list(ALWAYS) + [APT[t] for t in sorted(wanted) if t in APT]
     if capacity:
         needed.append(APT["capacity"])
+    if wanted & {"linkinator", "blc"}:
+        needed.append(("npm", "npm"))
     missing = [package for package, command in needed if not has(command)]
     if missing:
         apt_install(missing)
