@@ -8,7 +8,7 @@ Each run is a fresh process that imports its client and sends the requests a cra
 the site sends (a GET for every file of the site, a HEAD for every file of the far
 site), ``--concurrency`` at a time over kept-alive connections. Prints, per client,
 the median import time, request time and CPU time. Needs the site served by
-``bench/serve.py`` (``bench/run.py`` starts it); not part of the test suite.
+``python bench/serve.py start``; not part of the test suite.
 """
 
 from __future__ import annotations
