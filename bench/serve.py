@@ -55,10 +55,11 @@ http {{
   client_body_temp_path {run}/tmp_body; proxy_temp_path {run}/tmp_proxy;
   fastcgi_temp_path {run}/tmp_fcgi; uwsgi_temp_path {run}/tmp_uwsgi; scgi_temp_path {run}/tmp_scgi;
   add_header LinkChecker "bench" always;
-  server {{ listen 127.0.0.1:{site_port}; server_name site; root {out}/site; index index.html; }}
-  server {{ listen 127.0.0.1:{ext_port};  server_name far;  root {out}/ext;  index index.html; }}
-}}
+{servers}}}
 """
+SERVER = (
+    "  server {{ listen 127.0.0.1:{port}; server_name {name}; root {root}; index index.html; }}\n"
+)
 
 
 class ServeError(Exception):
@@ -109,15 +110,23 @@ def start(out: Path) -> int:
     out = out.resolve()
     if not (out / "site").is_dir() or not (out / "ext").is_dir():
         raise ServeError(f"serve: {out} has no site/ and ext/ (run bench/gen_site.py)", 2)
+    return start_folders([(SITE_PORT, "site", out / "site"), (EXT_PORT, "far", out / "ext")])
+
+
+def start_folders(folders: list[tuple[int, str, Path]]) -> int:
+    """Serve each (port, name, folder) on 127.0.0.1 from one nginx; its pid."""
     pid = running_pid()
     if pid is not None:
         raise ServeError(f"serve: already running (pid {pid}); stop it first", 3)
-    for port in (SITE_PORT, EXT_PORT):
+    for port, _, _ in folders:
         if port_taken(port):
             raise ServeError(f"serve: port {port} already in use", 4)
     binary = nginx_binary()
     RUN.mkdir(parents=True, exist_ok=True)
-    CONF.write_text(CONFIG.format(run=RUN, out=out, site_port=SITE_PORT, ext_port=EXT_PORT))
+    servers = "".join(
+        SERVER.format(port=port, name=name, root=root) for port, name, root in folders
+    )
+    CONF.write_text(CONFIG.format(run=RUN, servers=servers))
     subprocess.run([binary, "-p", str(RUN), "-c", str(CONF)], check=True)
     for _ in range(WAIT_STEPS):
         pid = running_pid()
