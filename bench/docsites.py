@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Link checkers on real documentation sites: Debian's HTML manuals served on loopback.
+
+    python bench/docsites.py [--sites postgresql,python,libstdc++,git]
+                             [--tools linkpatrol,linklint] [--reps 1] [--no-install]
+
+Installs the documentation packages that are missing with apt (postgresql-doc-15,
+python3.11-doc, libstdc++-12-doc, git-doc), serves each manual's folder with one nginx on
+127.0.0.1 (a port each, from 18091), and works out the ground truth from the files
+themselves: from the manual's first page, every page it reaches through its links, and
+of every link those pages hold to their own site, which have no file behind them (a
+folder answers with its ``index.html``) and which name a ``#fragment`` that no ``id`` or
+``<a name>`` of an existing page holds. Links to other sites are left out: nothing leaves
+the machine. Then runs each tool on each manual in turn (linkpatrol with
+``--check-anchors`` and ``--include`` of the site; linklint without ``-net``, which
+checks named anchors by itself) and prints, per manual and tool, the wall time, the
+missing links and anchors found, and the false reports. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+import lxml.html
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench import install_peers, run_peers, serve  # noqa: E402
+
+FIRST_PORT = 18091
+MAX_PAGES = 200_000  # far above any manual here: a crawl of the truth that reaches it is wrong
+HTML_SUFFIXES = (".html", ".htm")
+
+
+@dataclass(frozen=True)
+class Manual:
+    name: str
+    package: str
+    folder: Path
+
+
+MANUALS = {
+    m.name: m
+    for m in (
+        Manual("postgresql", "postgresql-doc-15", Path("/usr/share/doc/postgresql-doc-15/html")),
+        Manual("python", "python3.11-doc", Path("/usr/share/doc/python3.11/html")),
+        Manual("libstdc++", "libstdc++-12-doc", Path("/usr/share/doc/libstdc++-12-doc/libstdc++")),
+        Manual("git", "git-doc", Path("/usr/share/doc/git-doc")),
+    )
+}
+
+
+@dataclass
+class Truth:
+    """What a manual's own files say about its links, as a crawl from its first page sees
+    them."""
+
+    pages: int = 0
+    links: set[str] = field(default_factory=set)  # distinct URLs of the site, fragments off
+    missing: set[str] = field(default_factory=set)  # links with no file behind them
+    anchors: set[str] = field(default_factory=set)  # distinct page#fragment links
+    missing_anchors: set[str] = field(default_factory=set)
+
+
+def canonical(url: str) -> str:
+    """One spelling of a URL, whichever way a tool escapes it."""
+    parts = urlsplit(url)
+    text = f"{parts.scheme.lower()}://{parts.netloc.lower()}{unquote(parts.path) or '/'}"
+    if parts.query:
+        text += "?" + parts.query
+    if parts.fragment:
+        text += "#" + unquote(parts.fragment)
+    return text
+
+
+def file_of(root: Path, base: str, url: str) -> Path | None:
+    """The file nginx answers ``url`` with (a folder: its index.html), or None."""
+    path = unquote(urlsplit(url).path)
+    target = root / path.lstrip("/")
+    if target.is_dir():
+        target = target / "index.html"
+    return target if target.is_file() else None
+
+
+def links_and_names(file: Path, url: str) -> tuple[list[str], set[str]]:
+    """The page's links (absolute, fragments kept) and the names its fragments can take."""
+    try:
+        tree = lxml.html.fromstring(file.read_bytes())
+    except (ValueError, lxml.etree.ParserError):
+        return [], set()
+    bases = tree.xpath("//base/@href")
+    here = urljoin(url, bases[0].strip()) if bases else url
+    links = []
+    for value in tree.xpath("//*[not(self::base)]/@href | //@src"):
+        value = value.strip()
+        if value:
+            links.append(urljoin(here, value))
+    names = {str(n) for n in tree.xpath("//@id | //a/@name")}
+    return links, names
+
+
+def truth_of(root: Path, base: str) -> Truth:
+    """Crawl the manual's files from ``base``/ the way a link checker crawls its site."""
+    truth = Truth()
+    names: dict[str, set[str] | None] = {}  # page URL -> its ids (None: not an HTML page)
+
+    def names_of(page: str) -> set[str] | None:
+        if page not in names:
+            file = file_of(root, base, page)
+            if file is None or not file.name.endswith(HTML_SUFFIXES):
+                names[page] = None
+            else:
+                names[page] = links_and_names(file, page)[1]
+        return names[page]
+
+    start = base + "/"
+    queue, seen = deque([start]), {start}
+    fragments: set[str] = set()
+    while queue and truth.pages < MAX_PAGES:
+        page = queue.popleft()
+        file = file_of(root, base, page)
+        if file is None or not file.name.endswith(HTML_SUFFIXES):
+            continue
+        truth.pages += 1
+        links, names[page] = links_and_names(file, page)
+        for link in links:
+            if not link.startswith(base + "/"):
+                continue
+            target, fragment = urldefrag(link)
+            truth.links.add(canonical(target))
+            if file_of(root, base, target) is None:
+                truth.missing.add(canonical(target))
+            elif target not in seen:
+                seen.add(target)
+                queue.append(target)
+            if fragment:
+                fragments.add(link)
+    for link in fragments:
+        target, fragment = urldefrag(link)
+        ids = names_of(target)
+        if ids is None:
+            continue  # a fragment of a missing page or of a file that is not HTML
+        truth.anchors.add(canonical(link))
+        if unquote(fragment) not in ids and fragment not in ids:
+            truth.missing_anchors.add(canonical(link))
+    return truth
+
+
+def tool_spec(tool: str, start: str) -> dict[str, Any]:
+    """The benchmark's command for ``tool``, kept to the site and checking anchors."""
+    spec = dict(run_peers.tool_specs(run_peers.CONC, start)[tool])
+    if tool == "linkpatrol":
+        origin = "^" + re.escape(start)
+        spec["cmd"] = [*spec["cmd"], "--check-anchors", "--include", origin]
+        spec["flags"] += f" --check-anchors --include {origin}"
+    elif tool == "linklint":
+        spec["cmd"] = [part for part in spec["cmd"] if part != "-net"]
+        spec["flags"] = spec["flags"].replace(" -net", "")
+    return spec
+
+
+def scored(reported: set[str], truth: Truth, base: str) -> dict[str, int]:
+    """Missing links and anchors found, and what else was reported, of this site only."""
+    ours = [u for u in reported if u.startswith(base + "/")]
+    plain = {canonical(u) for u in ours if "#" not in u}
+    anchors = {canonical(u) if urlsplit(u).fragment else u for u in ours if "#" in u}
+    return {
+        "found": len(plain & truth.missing),
+        "false": len(plain - truth.missing),
+        "anchors found": len(anchors & truth.missing_anchors),
+        "false anchors": len(anchors - truth.missing_anchors),
+    }
+
+
+def install(manuals: list[Manual], tools: list[str]) -> None:
+    missing = [m.package for m in manuals if not m.folder.is_dir()]
+    if missing:
+        install_peers.apt_install(missing)
+    install_peers.install([t for t in tools if t != "linkpatrol"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--sites", default=",".join(MANUALS), help="comma-separated")
+    ap.add_argument("--tools", default="linkpatrol,linklint")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--timeout", type=int, default=1200)
+    ap.add_argument("--no-install", action="store_true")
+    args = ap.parse_args()
+    unknown = [s for s in args.sites.split(",") if s not in MANUALS]
+    if unknown:
+        sys.exit(f"docsites: unknown site {', '.join(unknown)}; known: {', '.join(MANUALS)}")
+    manuals = [MANUALS[s] for s in args.sites.split(",")]
+    tools = args.tools.split(",")
+    if not args.no_install:
+        install(manuals, tools)
+    for m in manuals:
+        if not m.folder.is_dir():
+            sys.exit(f"docsites: {m.folder} is missing (apt-get install {m.package})")
+    ports = {m.name: FIRST_PORT + k for k, m in enumerate(manuals)}
+    try:
+        serve.start_folders([(ports[m.name], m.name, m.folder) for m in manuals])
+    except serve.ServeError as error:
+        sys.exit(str(error))
+    rows = []
+    try:
+        for m in manuals:
+            base = f"http://127.0.0.1:{ports[m.name]}"
+            truth = truth_of(m.folder, base)
+            print(
+                f"{m.name}: {truth.pages} pages, {len(truth.links)} links to the site, "
+                f"{len(truth.missing)} missing; {len(truth.anchors)} with a fragment, "
+                f"{len(truth.missing_anchors)} naming no anchor",
+                flush=True,
+            )
+            for rep in range(1, args.reps + 1):
+                for tool in tools:
+                    spec = tool_spec(tool, base + "/")
+                    work, times, wall = run_peers.run_one(
+                        tool, spec, rep, f"docs-{m.name}", args.timeout
+                    )
+                    parsed = run_peers.PARSERS[spec["parse"]](work, base + "/")
+                    score = scored(parsed["reported"], truth, base)
+                    rows.append((m.name, tool, rep, round(wall, 2), times, truth, score))
+                    print(f"   wall {wall:.2f} s  {score}  exit {times['exit']}", flush=True)
+    finally:
+        serve.stop()
+    print()
+    print(
+        "| manual | tool | wall s | CPU s | missing links found | false link reports "
+        "| missing anchors found | false anchor reports |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, tool, _, wall, times, truth, score in rows:
+        cpu = round(times["user_s"] + times["sys_s"], 2)
+        print(
+            f"| {name} | {tool} | {wall} | {cpu} | {score['found']}/{len(truth.missing)} "
+            f"| {score['false']} | {score['anchors found']}/{len(truth.missing_anchors)} "
+            f"| {score['false anchors']} |"
+        )
+    print(f"\n{os.cpu_count()} cores; runs in {run_peers.RUNS}/docs-*")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
