@@ -1,0 +1,55 @@
+"""``bench/docsites.py`` takes its ground truth from a manual's files: a little manual
+with one missing page, one missing anchor and one page no link reaches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench import docsites
+
+BASE = "http://127.0.0.1:18091"
+
+
+def test_the_truth_is_what_a_crawl_of_the_files_finds(tmp_path: Path) -> None:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<html><body><a href="guide/">guide</a> <a href="gone.html">gone</a>'
+        ' <a href="https://example.org/">outside</a> <img src="logo%20big.png"></body></html>'
+    )
+    (tmp_path / "logo big.png").write_bytes(b"\x89PNG")
+    (tmp_path / "guide" / "index.html").write_text(
+        '<html><body><h2 id="start">x</h2><a name="old">y</a>'
+        '<a href="#start">a</a> <a href="#old">b</a> <a href="#nowhere">c</a>'
+        ' <a href="../index.html#top">d</a></body></html>'
+    )
+    (tmp_path / "orphan.html").write_text('<a href="also-gone.html">never crawled</a>')
+
+    truth = docsites.truth_of(tmp_path, BASE)
+
+    assert truth.pages == 3  # /, /guide/ and /index.html: two URLs of one file, as crawled
+    assert truth.missing == {f"{BASE}/gone.html"}
+    assert truth.links == {
+        f"{BASE}/guide/",
+        f"{BASE}/gone.html",
+        f"{BASE}/logo big.png",
+        f"{BASE}/index.html",
+    }
+    assert truth.missing_anchors == {f"{BASE}/guide/#nowhere", f"{BASE}/index.html#top"}
+    assert len(truth.anchors) == 4
+
+
+def test_a_tool_is_scored_on_its_own_site_whatever_its_escaping() -> None:
+    truth = docsites.Truth(missing={f"{BASE}/a b.html"}, missing_anchors={f"{BASE}/x.html#y"})
+    reported = {
+        f"{BASE}/a%20b.html",  # found, escaped
+        f"{BASE}/x.html#y",  # found
+        f"{BASE}/ok.html",  # false
+        f"{BASE}/x.html#",  # an empty fragment: a false anchor report
+        "http://127.0.0.1:9/elsewhere",  # another site: not counted
+    }
+    assert docsites.scored(reported, truth, BASE) == {
+        "found": 1,
+        "false": 1,
+        "anchors found": 1,
+        "false anchors": 1,
+    }
