@@ -390,12 +390,13 @@ def test_two_workers_settling_a_url_at_once_write_one_change_of_it(postgres_url:
             ]
             for thread in threads:
                 thread.start()
-            deadline = time.monotonic() + 10
+            deadline, waiting = time.monotonic() + 10, 0
             while time.monotonic() < deadline:  # both wait, their batches begun
-                (waiting,) = holder.execute(
+                row = holder.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                     "AND datname = current_database()"
                 ).fetchone()
+                waiting = row[0] if row is not None else 0
                 if waiting >= 2:
                     break
                 time.sleep(0.02)
