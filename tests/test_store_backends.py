@@ -394,7 +394,7 @@ def test_two_workers_settling_a_url_at_once_write_one_change_of_it(postgres_url:
             while time.monotonic() < deadline:  # both wait, their batches begun
                 row = holder.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                    "AND datname = current_database()"
+                    "AND application_name = current_setting('application_name')"
                 ).fetchone()
                 waiting = row[0] if row is not None else 0
                 if waiting >= 2:
