@@ -168,19 +168,32 @@ class QueriesPart(CrewPart):
             }
 
     def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:
+        """Every link of the pass to a #fragment of a page whose anchors are known, with
+        them, by target. Each target's anchors are read once, beside its links (a page's
+        anchors can be long, and a big site's navigation links to the same few pages'
+        fragments from every page)."""
         d = self.dialect
-        target, anchors = None, Anchors(frozenset(), frozenset())
+        anchors = Anchors(frozenset(), frozenset())
+        read = -1  # the id of the target whose anchors were read last
         with self._read() as s:
-            for src, line, dst, fragment, ids, heading_ids in s.stream(
-                "SELECT s.url, l.line, d.url, l.fragment, d.anchors, d.heading_ids FROM links l "
+            targets = s.stream(
+                "SELECT id, anchors, heading_ids FROM urls WHERE seen_pass = ? "
+                "AND anchors IS NOT NULL AND id IN (SELECT l.dst FROM links l "
+                "JOIN urls s ON s.id = l.src WHERE l.fragment IS NOT NULL "
+                "AND s.links_pass = ? AND s.seen_pass = ?) ORDER BY id",
+                (pass_id, pass_id, pass_id),
+            )
+            for src, line, dst_id, dst, fragment in s.stream(
+                "SELECT s.url, l.line, d.id, d.url, l.fragment FROM links l "
                 "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
                 "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
                 "AND d.seen_pass = ? AND d.anchors IS NOT NULL "
                 f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
                 (pass_id, pass_id, pass_id),
             ):
-                if dst != target:  # the rows of one target come together: read once
-                    target, anchors = dst, Anchors(anchors_of(ids), anchors_of(heading_ids))
+                while read < dst_id:  # both in the targets' order: the next one's anchors
+                    read, ids, heading_ids = next(targets)
+                    anchors = Anchors(anchors_of(ids), anchors_of(heading_ids))
                 yield src, line, dst, fragment, anchors
         # a fragment survives a redirect, as in browsers: page#x where page redirects to
         # page/ is page/#x
