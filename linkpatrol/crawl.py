@@ -371,14 +371,14 @@ class Crawl:
         In a crew a worker keeps only what it can start soon, and a worker left without
         a share keeps nothing: what it hands back is for the others.
         """
-        share, workers = await self._call(
+        share, workers, rank = await self._call(
             self.store.heartbeat,
             time.time(),
             self.stats.done,
             self.downloader.busiest(),
             self.settings.per_host,
         )
-        self.downloader.share = share
+        self.downloader.share, self.downloader.workers, self.downloader.rank = share, workers, rank
         if workers > 1:  # another worker may have seen the site grow
             grown = await self._call(self.store.sites, pass_id)
             if self.policy.add_sites(grown) and self.spider.parser is not None:

@@ -20,7 +20,14 @@ from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Outcome, Reason, Task
 from linkpatrol.observer import Observer
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
-from linkpatrol.rules import RuleOptions, get_after_head, plan, request_headers, robots_verdict
+from linkpatrol.rules import (
+    RuleOptions,
+    get_after_head,
+    plan,
+    request_headers,
+    robots_verdict,
+    share_of,
+)
 from linkpatrol.store import SiteRecord, SlotUsage
 from linkpatrol.transport import Response
 from linkpatrol.urls import is_http
@@ -97,8 +104,11 @@ class Downloader:
         self.observer = observer or Observer()
         self.slots: dict[str, Slot] = {}
         # requests this worker may have in flight to one host: its share of --per-host,
-        # which the crew's heartbeat sets (0: none; the others fetch)
+        # which the crew's heartbeat sets (0: none; the others fetch), with the crew's size
+        # and its rank in it (for its share of a [[site]] table's per_host)
         self.share = 0
+        self.workers = 1
+        self.rank = 0
         self._usage = SlotUsage()  # how the fetch slots were used in this run, sampled
         self.waiting = 0  # free fetch slots whose next URL waits for its host's turn
         self._sampled_at: float | None = None
@@ -136,12 +146,30 @@ class Downloader:
         return delay * self.per_host / self.share
 
     def host_share(self, slot: Slot) -> int:
-        """This worker's share of --per-host, or of the host's ``[[site]]`` per_host (at
-        least one while it has a share)."""
-        limit = self.sites.per_host(slot.origin, self.per_host)
+        """This worker's share of --per-host, or of the host's ``[[site]]`` per_host."""
+        return self._share_of(self.sites.per_host(slot.origin, self.per_host))
+
+    def _share_of(self, limit: int) -> int:
         if limit == self.per_host or not self.share:
             return self.share
-        return max(1, limit * self.share // self.per_host)
+        return share_of(limit, self.workers, self.rank)
+
+    def left_out(self) -> list[str]:
+        """The hosts whose ``[[site]]`` per_host leaves this worker no share: the others
+        request their URLs."""
+        return [o for o, n in self.sites.per_host_limits().items() if not self._share_of(n)]
+
+    def stuck(self) -> tuple[list[int], set[str]]:
+        """The URLs held for hosts this worker has no share of now (the crew grew), to
+        give back to the frontier for the others (their ids), and their hosts."""
+        handed: list[int] = []
+        hosts: set[str] = set()
+        for slot in self.slots.values():
+            if slot.waiting and not self.host_share(slot):
+                handed.extend(task.url_id for task in slot.waiting)
+                slot.waiting.clear()
+                hosts.add(slot.origin)
+        return handed, hosts
 
     def allowed(self, slot: Slot) -> int:
         """Requests this worker may have in flight to the host now: its share, or fewer
@@ -151,9 +179,10 @@ class Downloader:
     def busy_origins(self) -> list[str]:
         """Hosts a claim should leave out: robots.txt not known yet, or enough held."""
         limit = max(self.per_host * 4, HOST_WINDOW)
-        return [
+        held = [
             s.origin for s in self.slots.values() if s.robots_pending or len(s.waiting) >= limit
         ]
+        return [*held, *self.left_out()] if self.workers > 1 else held
 
     def busiest(self) -> int:
         """The most requests in flight to one host."""
@@ -274,7 +303,7 @@ class Downloader:
                 return 0
             record = await remembered(slot.origin)
             if record is None or not is_fresh(record, time.time()):
-                if not self.share:  # the others ask (asked again later)
+                if not self.host_share(slot):  # the others ask (asked again later)
                     return 0
                 self.observer.requesting("GET", slot.origin + "/robots.txt", "robots.txt")
                 slot.active += 1  # robots.txt takes one of the host's slots too

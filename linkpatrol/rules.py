@@ -101,6 +101,14 @@ def trap(userinfo: bool, depth: int, max_depth: int) -> str | None:
     return None
 
 
+def share_of(limit: int, workers: int, rank: int) -> int:
+    """A worker's share of a limit on requests in flight that the crew of a pass shares:
+    ``limit // workers`` each, one more for the oldest ``limit % workers`` (``rank`` 0 is
+    the oldest). The shares add up to the limit, so a limit smaller than the crew leaves
+    the youngest without any."""
+    return limit // workers + (rank < limit % workers)
+
+
 def judge_host(host: str, named: frozenset[str]) -> Verdict | None:
     """A host name no DNS server answers for, judged without asking one: an empty label
     (``foo..com``, ``.foo.com``) or one too long is broken; a single label other than

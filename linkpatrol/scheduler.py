@@ -144,8 +144,11 @@ class Scheduler:
         else:
             self.window = self._alone_window
         keep = self.window if share else 0
-        if self.held > keep:
-            handed, hosts = self.downloader.hand_back(self.held - keep)
+        handed, hosts = self.downloader.stuck() if not self.alone else ([], set())
+        if self.held - len(handed) > keep:
+            more, also = self.downloader.hand_back(self.held - len(handed) - keep)
+            handed, hosts = [*handed, *more], hosts | also
+        if handed:
             if self.dry is not None:
                 self.dry |= hosts
             self.held -= len(handed)

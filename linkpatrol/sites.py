@@ -132,6 +132,10 @@ class SiteMatcher:
         """Requests in flight at once to ``host`` (an origin)."""
         return self._per_host.get(host, default)
 
+    def per_host_limits(self) -> dict[str, int]:
+        """The hosts (origins) whose tables set ``per_host``, with it."""
+        return self._per_host
+
     def delay(self, host: str, default: float) -> float:
         """The pause between requests to ``host`` (an origin)."""
         return self._delay.get(host, default)

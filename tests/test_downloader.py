@@ -30,22 +30,26 @@ def downloader(
 
 
 @pytest.mark.parametrize(
-    ("per_host", "share", "site_limit", "expected"),
+    ("per_host", "share", "crew", "site_limit", "expected"),
     [
-        (8, 8, None, 8),  # alone: all of --per-host
-        (8, 4, None, 4),  # in a crew of two: half
-        (8, 0, None, 0),  # no share: the others fetch
-        (8, 4, 2, 1),  # a [[site]] per_host of 2, half of it
-        (8, 1, 2, 1),  # at least one while there is a share
+        (8, 8, (1, 0), None, 8),  # alone: all of --per-host
+        (8, 4, (2, 1), None, 4),  # in a crew of two: half
+        (8, 0, (9, 8), None, 0),  # no share: the others fetch
+        (8, 8, (1, 0), 2, 2),  # alone: all of a [[site]] per_host
+        (8, 4, (2, 0), 2, 1),  # a [[site]] per_host of 2, half of it
+        (8, 2, (3, 0), 2, 1),  # the oldest two of three have one each
+        (8, 2, (3, 2), 2, 0),  # and the youngest none: the others fetch
+        (8, 0, (9, 0), 2, 0),  # no share of --per-host, none of the table's
     ],
 )
 def test_a_worker_s_share_of_a_host(
-    per_host: int, share: int, site_limit: int | None, expected: int
+    per_host: int, share: int, crew: tuple[int, int], site_limit: int | None, expected: int
 ) -> None:
     tables = [SiteTable(prefix=f"{H}/", per_host=site_limit)] if site_limit else []
     made = downloader(8, per_host, 0.0, *tables)
-    made.share = share
+    made.share, (made.workers, made.rank) = share, crew
     assert made.host_share(made.slot(H)) == expected
+    assert (H in made.busy_origins()) == (site_limit is not None and expected == 0)
 
 
 @pytest.mark.parametrize(

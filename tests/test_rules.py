@@ -30,6 +30,7 @@ from linkpatrol.rules import (
     redirect_failures,
     request_headers,
     robots_verdict,
+    share_of,
     standing,
     trap,
     unchanged_status,
@@ -520,3 +521,19 @@ def test_reportable(
 )
 def test_obeys_robots(robots: bool, off: tuple[str, ...], url: str, obeyed: bool) -> None:
     assert obeys_robots(url, RuleOptions(robots=robots, robots_off=off)) is obeyed
+
+
+@pytest.mark.parametrize(
+    ("limit", "workers", "shares"),
+    [
+        (6, 1, [6]),
+        (6, 3, [2, 2, 2]),
+        (7, 3, [3, 2, 2]),  # the oldest take the remainder
+        (2, 3, [1, 1, 0]),  # fewer than the crew: the youngest have none
+        (1, 3, [1, 0, 0]),
+    ],
+)
+def test_a_crew_shares_a_limit_that_adds_up_to_it(
+    limit: int, workers: int, shares: list[int]
+) -> None:
+    assert [share_of(limit, workers, rank) for rank in range(workers)] == shares

@@ -1020,11 +1020,11 @@ def test_a_worker_taken_for_gone_takes_its_lock_again_and_rejoins_while_its_pass
     from linkpatrol.store import postgres
 
     with two_workers(postgres_url) as (first, second, pass_id):
-        assert first.heartbeat(time.time(), 0, 0, 4) == (2, 2)
-        assert second.heartbeat(time.time(), 0, 0, 4) == (2, 2)
+        assert first.heartbeat(time.time(), 0, 0, 4) == (2, 2, 0)
+        assert second.heartbeat(time.time(), 0, 0, 4) == (2, 2, 1)
         lose_lock(postgres_url, second)
         # the first sees the second's lock gone: its URLs are due again, it is forgotten
-        assert first.heartbeat(time.time(), 0, 0, 4) == (4, 1)
+        assert first.heartbeat(time.time(), 0, 0, 4) == (4, 1, 0)
         assert len(first.workers()) == 1
         # the second finds its lock connection gone, takes a lock again (its first try to
         # connect fails, as when the server is not back yet) and rejoins
@@ -1038,7 +1038,7 @@ def test_a_worker_taken_for_gone_takes_its_lock_again_and_rejoins_while_its_pass
             return connect(*args, **kwargs)
 
         second._connect = not_yet  # type: ignore[attr-defined]
-        assert second.heartbeat(time.time(), 0, 0, 4) == (0, 2)
+        assert second.heartbeat(time.time(), 0, 0, 4) == (0, 2, 1)
         assert len(tries) == 2
         assert {w.pid for w in first.workers()} == {os.getpid()}
         assert len(first.workers()) == 2

@@ -321,6 +321,31 @@ def test_the_per_host_limit_holds_for_all_workers_together(
     assert len({json.dumps(comparable(r)) for r in reports}) == 1
 
 
+def test_a_site_tables_per_host_below_the_crew_holds_for_all_workers_together(
+    run: Runner, serve: Serve, postgres_url: str
+) -> None:
+    """A [[site]] per_host of 1 with three workers: one of them has the host's share, the
+    others leave its URLs to it (and give back those they held)."""
+    pages = generated_site(indexes=4, per_index=20)
+    gate, handlers = gated(pages, 0.02)
+    site = serve(handlers)
+    start = site.url("/")
+    config = run.cwd / "site.toml"
+    config.write_text(f'[[site]]\nprefix = "{start}"\nper_host = 1\n')
+    procs = start_workers(run, postgres_url, start, "--per-host", "6", "--config", str(config))
+    try:
+        assemble(gate, postgres_url, procs)
+    finally:
+        results = finish(procs)
+
+    assert [code for code, _, _ in results] == [1] * WORKERS, [e for _, _, e in results]
+    assert site.max_active == 1
+    assert repeated(site) == {}
+    reports = [json.loads(out) for _, out, _ in results]
+    assert all(r["complete"] for r in reports)
+    assert len({json.dumps(comparable(r)) for r in reports}) == 1
+
+
 @pytest.fixture
 def lab() -> Iterator[netlab.Lab]:
     """Three hosts of their own and one for the site; skipped where namespaces cannot be

@@ -91,6 +91,14 @@ class PassInfo:
     inputs: tuple[str, ...] = ()  # the start values as given, for reports (): not kept)
 
 
+class CrewPlace(NamedTuple):
+    """A worker's place in the crew of its pass, as its heartbeat tells it."""
+
+    share: int  # requests it may have in flight to one host (of --per-host)
+    workers: int  # workers at work, itself included
+    rank: int = 0  # its rank among them, the oldest 0
+
+
 @dataclass(frozen=True, slots=True)
 class PassLimits:
     """Bounds on one pass that the memory enforces as URLs are discovered."""
@@ -203,9 +211,9 @@ class Frontier(Protocol):
 
     def pending(self, pass_id: int) -> int: ...
 
-    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
-        """Say this crawler lives; how many requests it may have in flight to one host, and
-        how many crawlers are at work (itself included)."""
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> CrewPlace:
+        """Say this crawler lives; how many requests it may have in flight to one host,
+        how many crawlers are at work (itself included), and its rank among them."""
         ...
 
 
@@ -385,6 +393,7 @@ __all__ = [
     "Anchors",
     "Change",
     "CrawlMemory",
+    "CrewPlace",
     "Discovered",
     "Frontier",
     "Outcome",

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from linkpatrol.model import ReportOptions, StoreError
-from linkpatrol.store import PassInfo, PassLimits, SlotUsage, WorkerInfo
+from linkpatrol.rules import share_of
+from linkpatrol.store import CrewPlace, PassInfo, PassLimits, SlotUsage, WorkerInfo
 from linkpatrol.store.outcomes import OutcomesPart
 from linkpatrol.store.schema import LINKS_BY_TARGET, Session
 
@@ -336,9 +337,9 @@ class CrewPart(OutcomesPart):
                 values,
             )
 
-    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> CrewPlace:
         """Say this worker lives; how many requests it may have in flight to any one host,
-        and how many workers are at work.
+        how many workers are at work, and its rank among them (by age).
 
         The per-host limit is shared by the live workers, the oldest first: with ``n``
         workers each is meant to have ``per_host // n`` slots (one more for the first
@@ -357,7 +358,7 @@ class CrewPart(OutcomesPart):
                 crew = s.execute(crew_query).fetchall()
             ranks = [worker for worker, _ in crew]
             rank, workers = ranks.index(self._owner), len(crew)
-            target = per_host // workers + (rank < per_host % workers)
+            target = share_of(per_host, workers, rank)
             mine = crew[rank][1]
             free = per_host - sum(slots for worker, slots in crew if worker != self._owner)
             # more only out of what is free; less only down to what is in flight
@@ -366,7 +367,7 @@ class CrewPart(OutcomesPart):
                 "UPDATE workers SET heartbeat = ?, done = ?, slots = ?, lock_key = ? WHERE id = ?",
                 (now, done, granted, self._lock_key, self._owner),
             )
-        return min(target, granted), workers
+        return CrewPlace(min(target, granted), workers, rank)
 
     def workers(self) -> list[WorkerInfo]:
         """The workers crawling now, the oldest first."""

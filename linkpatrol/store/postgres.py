@@ -36,7 +36,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from linkpatrol.model import Action, StoreError
-from linkpatrol.store import Outcome, PassInfo, SiteRecord, SlotUsage, Task
+from linkpatrol.store import CrewPlace, Outcome, PassInfo, SiteRecord, SlotUsage, Task
 from linkpatrol.store.pgtext import Text, storable
 from linkpatrol.store.sql import SCHEMA_VERSION, WORKER_SILENCE, Dialect, Session, SqlStore
 
@@ -540,10 +540,10 @@ class PostgresStore(SqlStore):
     # What a crawl asks of its memory, each a transaction: tried again on a lost
     # connection. (Methods of their own: the build compiles this class, and a compiled
     # class takes a method only from a ``def``.)
-    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+    def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> CrewPlace:
         return self._ride_out(functools.partial(self._beat, now, done, busy, per_host))
 
-    def _beat(self, now: float, done: int, busy: int, per_host: int) -> tuple[int, int]:
+    def _beat(self, now: float, done: int, busy: int, per_host: int) -> CrewPlace:
         self._keep_lock()
         return SqlStore.heartbeat(self, now, done, busy, per_host)
 
