@@ -7,19 +7,29 @@ the same newlines the caller sees.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import functools
 import html
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
 from lxml import etree
 
-__all__ = ["Link", "Page", "css_urls", "extract_html", "sniff_encoding"]
+__all__ = [
+    "Link",
+    "Marker",
+    "Page",
+    "css_urls",
+    "extract_html",
+    "find_markers",
+    "sniff_encoding",
+    "without_marked",
+]
 
 
 class Link(NamedTuple):
@@ -521,6 +531,30 @@ _TAG_NAME_RE = re.compile(rb"[^ \t\n\r\f/>]*+")
 _NOT_ENDED = _VOID | {b"html", b"head", b"body", b"template"}
 
 
+def _tags(low: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """(start, end, name) of each comment (named ``!--``) and each start tag closed by its
+    '>' in the lower-cased source, as the HTML tokenizer finds them: the text of scripts,
+    styles and the like is passed over, and nothing after ``<plaintext>`` is read."""
+    size = len(low)
+    pos = 0
+    while (match := _TOKEN_RE.search(low, pos)) is not None:
+        start, pos = match.span()
+        if low.startswith(b"<!--", start):
+            yield start, pos, b"!--"
+            continue
+        if low[start + 1 : start + 2] in b"/!?" or low[pos - 1 : pos] != b">":
+            continue
+        name_match = _TAG_NAME_RE.match(low, start + 1)
+        name = name_match.group() if name_match is not None else b""
+        yield start, pos, name
+        raw_end = _RAW_TEXT_END_RE.get(name.decode("utf-8", "replace"))
+        if raw_end is not None:
+            end_match = raw_end.search(low, pos)
+            pos = end_match.start() if end_match is not None else size
+        elif name == b"plaintext":
+            return
+
+
 def _flattened(data: bytes) -> bytes:
     """The document with each element ended where it starts, so that nothing nests.
 
@@ -528,27 +562,114 @@ def _flattened(data: bytes) -> bytes:
     still there (only end tags are added, no newlines); the tree is not. Template
     contents stay inside their template, and raw text (scripts, styles) stays text.
     """
-    low = data.lower()
-    size = len(low)
     pieces: list[bytes] = []
-    copied = pos = 0
-    while (match := _TOKEN_RE.search(low, pos)) is not None:
-        start, pos = match.span()
-        if low[start + 1 : start + 2] in b"/!?" or low[pos - 1 : pos] != b">":
+    copied = 0
+    for _, end, name in _tags(data.lower()):
+        if name in _NOT_ENDED or name == b"!--" or name == b"plaintext":
             continue
-        name_match = _TAG_NAME_RE.match(low, start + 1)
-        name = name_match.group() if name_match is not None else b""
-        raw_end = _RAW_TEXT_END_RE.get(name.decode("utf-8", "replace"))
-        if raw_end is not None:
-            end_match = raw_end.search(low, pos)
-            pos = end_match.start() if end_match is not None else size
-        elif name == b"plaintext":
-            break
-        elif name not in _NOT_ENDED:
-            pieces += (data[copied:pos], b"</", name, b">")
-            copied = pos
+        if name.decode("utf-8", "replace") in _RAW_TEXT_END_RE:
+            continue
+        pieces += (data[copied:end], b"</", name, b">")
+        copied = end
     pieces.append(data[copied:])
     return b"".join(pieces)
+
+
+class Marker(NamedTuple):
+    """A comment that turns link checking off or on: ``disable``, ``enable`` or
+    ``disable-next-line``, with the lines the comment starts and ends on."""
+
+    kind: str
+    line: int
+    end_line: int
+
+
+_MARKER_WORD = b"linkpatrol-"
+_MARKER_RE = re.compile(
+    rb"<!--[ \t\n\r\f]*+linkpatrol-(disable-next-line|disable|enable)(?![a-z0-9_-])"
+)
+_IGNORE_ATTR = "data-linkpatrol-ignore"
+_IGNORED = etree.XPath("//*[@" + _IGNORE_ATTR + "]")
+_ANCHORS_WITHIN = etree.XPath("descendant-or-self::*/@id | descendant-or-self::a/@name")
+
+
+def find_markers(source: bytes, first_line: int = 1) -> list[Marker]:
+    """The marker comments of an HTML document (or a piece of one starting on first_line),
+    in order; one in a script, a style or other raw text is no comment, and none counts."""
+    return _markers_in(source.lower(), first_line)
+
+
+def _markers_in(low: bytes, first_line: int) -> list[Marker]:
+    if _MARKER_WORD not in low:
+        return []
+    markers: list[Marker] = []
+    line, counted = first_line, 0
+    for start, end, name in _tags(low):
+        if name != b"!--":
+            continue
+        match = _MARKER_RE.match(low, start)
+        if match is None:
+            continue
+        line += low.count(b"\n", counted, start)
+        counted = start
+        end_line = line + low.count(b"\n", start, end)
+        markers.append(Marker(match.group(1).decode("ascii"), line, end_line))
+    return markers
+
+
+def _quiet_lines(markers: list[Marker]) -> tuple[list[int], list[int]]:
+    """(firsts, lasts) of the line ranges the markers turn checking off, in order and apart.
+
+    A ``disable`` runs from its own line to the line of the next ``enable``, else to the
+    end; a ``disable-next-line``, the line after it.
+    """
+    ranges: list[tuple[int, int]] = []
+    disabled_at: int | None = None
+    for marker in markers:
+        if marker.kind == "disable":
+            if disabled_at is None:
+                disabled_at = marker.line
+        elif marker.kind == "enable":
+            if disabled_at is not None:
+                ranges.append((disabled_at, marker.end_line))
+                disabled_at = None
+        else:
+            ranges.append((marker.end_line + 1, marker.end_line + 1))
+    if disabled_at is not None:
+        ranges.append((disabled_at, 1 << 62))
+    ranges.sort()
+    firsts: list[int] = []
+    lasts: list[int] = []
+    for first, last in ranges:
+        if lasts and first <= lasts[-1] + 1:
+            lasts[-1] = max(lasts[-1], last)
+        else:
+            firsts.append(first)
+            lasts.append(last)
+    return firsts, lasts
+
+
+def without_marked(links: list[Link], markers: list[Marker]) -> list[Link]:
+    """The links on no line the markers turn checking off."""
+    if not markers:
+        return links
+    firsts, lasts = _quiet_lines(markers)
+    kept: list[Link] = []
+    for link in links:
+        at = bisect.bisect_right(firsts, link.line) - 1
+        if at < 0 or link.line > lasts[at]:
+            kept.append(link)
+    return kept
+
+
+def _drop_ignored(root: etree._Element, anchors: set[str]) -> None:
+    """Elements marked to be ignored go, with all within them: none of their links is
+    checked, but their ids (and ``<a name>``) are still there for fragments to find."""
+    for element in _IGNORED(root):
+        anchors.update(str(value) for value in _ANCHORS_WITHIN(element) if value)
+        parent = element.getparent()
+        if parent is not None:
+            parent.remove(element)
 
 
 def _drop_templates(root: etree._Element, anchors: set[str]) -> None:
@@ -681,6 +802,8 @@ def _extract(body: bytes, encoding: str) -> Page:
     anchors = collector.anchors
     if b"<template" in low:
         _drop_templates(root, anchors)
+    if b"data-linkpatrol-ignore" in low:
+        _drop_ignored(root, anchors)
 
     # Most pages have no style attribute: then only the elements that may hold links are
     # gone through, and the ids are gathered by libxml2 itself.
@@ -716,7 +839,11 @@ def _extract(body: bytes, encoding: str) -> Page:
                 collector.add(element, tag, _special_links(element, tag), style)
         elif style is not None:
             collector.add(element, tag, [], style)
-    return collector.page(encoding)
+    page = collector.page(encoding)
+    markers = _markers_in(low, 1)
+    if markers:
+        page.links[:] = without_marked(page.links, markers)
+    return page
 
 
 def extract_html(body: bytes, header_charset: str | None = None) -> Page:

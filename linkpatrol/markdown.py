@@ -33,7 +33,17 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
 
-from linkpatrol.extract import HTML_SPACE, Link, Page, _decode, extract_html, sniff_encoding
+from linkpatrol.extract import (
+    HTML_SPACE,
+    Link,
+    Marker,
+    Page,
+    _decode,
+    extract_html,
+    find_markers,
+    sniff_encoding,
+    without_marked,
+)
 
 __all__ = ["extract_markdown", "heading_slug"]
 
@@ -444,9 +454,19 @@ class _BlockLines:
 
 
 class _Collector:
-    """Accumulates one document's links, anchors and title."""
+    """Accumulates one document's links, anchors, title and marker comments."""
 
-    __slots__ = ("anchors", "heading_ids", "line", "links", "slugger", "title", "used")
+    __slots__ = (
+        "anchors",
+        "heading_ids",
+        "line",
+        "links",
+        "markers",
+        "slugger",
+        "title",
+        "used",
+        "used_on",
+    )
 
     def __init__(self) -> None:
         self.links: list[Link] = []
@@ -455,6 +475,8 @@ class _Collector:
         self.title: str | None = None
         self.slugger = _Slugger()
         self.used: dict[str, tuple[str, str, str]] = {}
+        self.used_on: dict[str, list[int]] = {}  # the lines each reference is used on
+        self.markers: list[Marker] = []
         self.line = 1
 
     def add(self, url: Any, line: int, tag: str, attr: str) -> None:
@@ -465,7 +487,9 @@ class _Collector:
 
     def html(self, content: str, first_line: int) -> None:
         """Links and anchors of raw HTML whose first line is first_line."""
-        page = extract_html(content.encode("utf-8", "replace"), "utf-8")
+        source = content.encode("utf-8", "replace")
+        page = extract_html(source, "utf-8")
+        self.markers += find_markers(source, first_line)
         for link in page.links:
             self.links.append(Link(link.url, first_line + link.line - 1, link.tag, link.attr))
         self.anchors |= page.anchors
@@ -478,12 +502,17 @@ class _Collector:
             if kind == "link_open" or kind == "image":
                 tag, attr = ("a", "href") if kind == "link_open" else ("img", "src")
                 url = child.attrs.get(attr)
-                self.add(url, lines.at(child.meta.get("pos")), tag, attr)
+                line = lines.at(child.meta.get("pos"))
+                self.add(url, line, tag, attr)
                 label = child.meta.get("label")
-                if isinstance(url, str) and label is not None and label not in self.used:
-                    self.used[label] = (url, tag, attr)
+                if isinstance(url, str) and label is not None:
+                    self.used.setdefault(label, (url, tag, attr))
+                    self.used_on.setdefault(label, []).append(line)
             elif kind == "html_inline" and "=" in child.content:  # else no attribute
                 self.html(child.content, lines.at(child.meta.get("pos")))
+            elif kind == "html_inline" and child.content.startswith("<!--"):
+                source = child.content.encode("utf-8", "replace")
+                self.markers += find_markers(source, lines.at(child.meta.get("pos")))
 
     def heading(self, level: str, token: Token) -> None:
         text = _rendered_text(token.children or ())
@@ -499,18 +528,22 @@ class _Collector:
             self.title = " ".join(text.split()) or None
 
     def definitions(self, references: Any) -> None:
-        """Each used reference definition once more, on the line that defines it."""
+        """Each used reference definition once more, on the line that defines it, unless
+        marker comments leave out every use of it."""
         if not isinstance(references, dict):
             return
         for label, (url, tag, attr) in self.used.items():
             line_map = (references.get(label) or {}).get("map")
-            if line_map:
+            if not line_map:
+                continue
+            uses = [Link(url, line, tag, attr) for line in self.used_on[label]]
+            if without_marked(uses, self.markers):
                 self.add(url, line_map[0] + 1, tag, attr)
 
     def page(self, encoding: str) -> Page:
         self.links.sort(key=lambda link: link.line)
         return Page(
-            links=self.links,
+            links=without_marked(self.links, self.markers),
             base_href=None,
             encoding=encoding,
             anchors=frozenset(self.anchors),
