@@ -20,12 +20,15 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from linkpatrol.css import STYLESHEET_TAG, css_links, css_urls, decode_stylesheet
+
 __all__ = [
     "Link",
     "Marker",
     "Page",
     "css_urls",
     "extract_html",
+    "extract_stylesheet",
     "find_markers",
     "sniff_encoding",
     "without_marked",
@@ -139,16 +142,6 @@ _CONTENT_CHARSET_RE = re.compile(
 )
 _HTML_COMMENT_RE = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 
-_CSS_COMMENT_RE = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
-_CSS_URL_RE = re.compile(
-    r"""(?<![\w-])url\([ \t\n\r\f]*+"""
-    r"""(?:"([^"\n]*)"|'([^'\n]*)'|([^ \t\n\r\f"'()]*+))[ \t\n\r\f]*+\)"""
-    r"""|@import[ \t\n\r\f]*(?:"([^"\n]*)"|'([^'\n]*)')""",
-    re.IGNORECASE,
-)
-# image-set(): its strings are URLs too, but not those of the functions within (type())
-_IMAGE_SET_RE = re.compile(r"(?<![\w-])(?:-webkit-)?image-set\(", re.IGNORECASE)
-_IMAGE_SET_TOKEN_RE = re.compile(r""""([^"\n]*)"|'([^'\n]*)'|\(|\)|[^"'()]+""")
 _SRCSET_URL_RE = re.compile(r"[ \t\n\r\f,]*([^ \t\n\r\f]*)")
 _SRCSET_DESCRIPTORS_RE = re.compile(r"(?:[^,(]+|\([^)]*\)?)*,?")
 _REFRESH_RE = re.compile(
@@ -221,55 +214,6 @@ def sniff_encoding(body: bytes, header_charset: str | None) -> str:
         if name is not None:
             return name
     return _meta_charset(body[:4096]) or "utf-8"
-
-
-def css_urls(text: str, first_line: int = 1) -> list[tuple[str, int]]:
-    """URLs of url(...), @import "..." and image-set("...") in CSS, each with its line; text
-    starts on first_line."""
-    if "/*" in text:
-        text = _CSS_COMMENT_RE.sub(lambda m: " " + "\n" * m.group().count("\n"), text)
-    places: list[tuple[int, str]] = []
-    for match in _CSS_URL_RE.finditer(text):
-        url = next((group for group in match.groups() if group is not None), "").strip(HTML_SPACE)
-        if url:
-            places.append((match.start(), url))
-    if strings := _image_set_strings(text):
-        places.extend(strings)
-        places.sort()
-    found: list[tuple[str, int]] = []
-    line = first_line
-    counted = 0
-    for start, url in places:
-        line += text.count("\n", counted, start)
-        counted = start
-        found.append((url, line))
-    return found
-
-
-def _image_set_strings(text: str) -> list[tuple[int, str]]:
-    """(offset, URL) of the strings given straight to image-set() (url() is read as
-    anywhere else; a string within another function, as type("image/avif"), is no URL)."""
-    places: list[tuple[int, str]] = []
-    scanned = 0  # an image-set() within one already read (or one left open) is not read again
-    for opening in _IMAGE_SET_RE.finditer(text):
-        if opening.start() < scanned:
-            continue
-        depth = 1
-        scanned = len(text)
-        for token in _IMAGE_SET_TOKEN_RE.finditer(text, opening.end()):
-            scanned = token.end()
-            word = token.group()
-            if word == "(":
-                depth += 1
-            elif word == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif depth == 1 and word[:1] in "\"'":
-                url = (token.group(1) or token.group(2) or "").strip(HTML_SPACE)
-                if url:
-                    places.append((token.start(), url))
-    return places
 
 
 def _srcset_urls(value: str) -> list[str]:
@@ -844,6 +788,21 @@ def _extract(body: bytes, encoding: str) -> Page:
     if markers:
         page.links[:] = without_marked(page.links, markers)
     return page
+
+
+def extract_stylesheet(body: bytes, header_charset: str | None = None) -> Page:
+    """Links of a stylesheet, each on its line; never raises, whatever the bytes.
+
+    They resolve against the stylesheet's own URL; a stylesheet has no anchors.
+    """
+    encoding = "utf-8"
+    try:
+        text, label = decode_stylesheet(body, header_charset)
+        encoding = _codec_name(label, False) or encoding
+        links = [_link((url, line, STYLESHEET_TAG, kind)) for line, _, url, kind in css_links(text)]
+    except Exception:
+        links = []
+    return Page(links=links, base_href=None, encoding=encoding, anchors=frozenset(), title=None)
 
 
 def extract_html(body: bytes, header_charset: str | None = None) -> Page:
