@@ -270,7 +270,7 @@ class _Transfer:
         result = self.result
         if result.content_type is None and sniff_html(data):
             result.content_type = "text/html"
-        if not (self.want_body and (result.is_page or self.any_type)):
+        if not (self.want_body and (result.has_links or self.any_type)):
             if not small:
                 return self._stop()
             self.mode = DISCARD
@@ -299,7 +299,7 @@ class _Transfer:
             self.read_head()
             if result.method != "HEAD" and self.status is not None and 200 <= self.status < 300:
                 # no body came at all: an empty one
-                wanted = self.want_body and (result.is_page or self.any_type)
+                wanted = self.want_body and (result.has_links or self.any_type)
                 result.body = b"" if wanted else None
         elif self.mode == KEEP:
             body = b"".join(self.chunks)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
-from linkpatrol.model import PAGE_TYPES, ConfigError, Reason
+from linkpatrol.model import LINKING_TYPES, ConfigError, Reason
 from linkpatrol.urls import BadURL, canonical
 
 if TYPE_CHECKING:
@@ -250,7 +250,7 @@ def _serve(mount: Mount, request: Request) -> Response:
             return Response(method, 304, content_type=kind, etag=etag, last_modified=modified)
         body = None
         truncated = False
-        if request.want_body and (request.any_type or kind in PAGE_TYPES):
+        if request.want_body and (request.any_type or kind in LINKING_TYPES):
             with path.open("rb") as handle:
                 body = handle.read(request.limit + 1)
             truncated = len(body) > request.limit
@@ -271,7 +271,8 @@ def _serve(mount: Mount, request: Request) -> Response:
 
 class FileTransport:
     """``file:`` URLs under the local root, answered as a static web server would, each
-    file read off the event loop (a body only for pages, unless ``any_type``)."""
+    file read off the event loop (a body only for pages and stylesheets, unless
+    ``any_type``)."""
 
     def __init__(self, mount: Mount | None) -> None:
         self.mount = mount

@@ -12,6 +12,8 @@ HTTP_TOKEN_RE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a header or cooki
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
 PAGE_TYPES = HTML_TYPES | MARKDOWN_TYPES  # documents whose links and anchors are read
+STYLESHEET_TYPES = frozenset({"text/css"})
+LINKING_TYPES = PAGE_TYPES | STYLESHEET_TYPES  # documents whose links are read
 
 
 E = TypeVar("E", bound=enum.StrEnum)

@@ -27,9 +27,15 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from linkpatrol.config import SiteSettings
-from linkpatrol.extract import HTML_SPACE, Page, extract_html
+from linkpatrol.extract import HTML_SPACE, Page, extract_html, extract_stylesheet
 from linkpatrol.loops import unwatch, watch
-from linkpatrol.model import MARKDOWN_TYPES, Action, Discovered, LinkpatrolError
+from linkpatrol.model import (
+    MARKDOWN_TYPES,
+    STYLESHEET_TYPES,
+    Action,
+    Discovered,
+    LinkpatrolError,
+)
 from linkpatrol.policy import Policy
 from linkpatrol.urls import BadURL, remove_dot_segments
 
@@ -230,11 +236,14 @@ def _from_wire(wire: _Wire) -> ParsedPage:
 
 
 def extract_page(body: bytes, charset: str | None, content_type: str | None) -> Page:
-    """Links and anchors of a page, by the kind of document it is."""
+    """Links and anchors of a page (or the links of a stylesheet), by the kind of
+    document it is."""
     if content_type in MARKDOWN_TYPES:
         from linkpatrol.markdown import extract_markdown
 
         return extract_markdown(body, charset)
+    if content_type in STYLESHEET_TYPES:
+        return extract_stylesheet(body, charset)
     return extract_html(body, charset)
 
 

@@ -264,7 +264,7 @@ def judge(
     options: RuleOptions,
 ) -> Judgement:
     """An answer: its HTTP ``status``, or the ``failure`` that left none; ``page_body``
-    when it carried a page (HTML or Markdown) to read."""
+    when it carried a document to read (a page, or a stylesheet of the site)."""
     if status is None:
         verdict = failure or Verdict(State.BROKEN, Reason.CONNECTION, "no answer")
         return Judgement(verdict, ghost=verdict.state is State.BROKEN)

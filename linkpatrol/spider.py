@@ -64,7 +64,9 @@ class Spider:
         failure = None
         if status is None:
             failure = Verdict(State.BROKEN, response.reason or Reason.CONNECTION, response.error)
-        judged = judge(status, failure, response.body is not None and response.is_page, self.rules)
+        # a stylesheet has links but no anchors: it is read only when it is the site's
+        readable = response.is_page or (response.has_links and action is Action.PARSE)
+        judged = judge(status, failure, response.body is not None and readable, self.rules)
         outcome.state, outcome.reason, outcome.error = judged.verdict
         if judged.ghost and follows_ghost(task, time.time(), self.rules):
             self.pipeline.remembered(task, outcome)
@@ -85,8 +87,9 @@ class Spider:
             except ParseFailure as exc:
                 outcome.state, outcome.reason, outcome.error = parse_failed(str(exc))
                 return outcome
-            outcome.anchors = page.anchors
-            outcome.heading_ids = page.heading_ids
+            if response.is_page:
+                outcome.anchors = page.anchors
+                outcome.heading_ids = page.heading_ids
             if action is not Action.PARSE:  # read for its anchors only
                 return outcome
             outcome.links = page.links

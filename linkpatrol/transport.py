@@ -7,7 +7,8 @@ a :class:`Transport`. Three answer it: libcurl's for the web
 by URL, so that the engine and the rules are tested without a server.
 
 What a transport promises, whichever it is: the body only of a 2xx answer to a request
-that wants one, and only of a page (HTML or Markdown) unless ``any_type``; never more
+that wants one, and only of a document with links (HTML, Markdown or CSS) unless
+``any_type``; never more
 than ``limit`` bytes of it (``truncated`` then); a failure as an ``error`` in the words
 a user reads, never an exception.
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from linkpatrol.model import PAGE_TYPES, Reason
+from linkpatrol.model import LINKING_TYPES, PAGE_TYPES, Reason
 from linkpatrol.proxies import Proxy
 
 
@@ -34,7 +35,7 @@ class Request:
     limit: int  # bytes of body kept at most
     timeout: float  # seconds for the whole exchange
     want_body: bool = False
-    any_type: bool = False  # a body of any type, not only a page's
+    any_type: bool = False  # a body of any type, not only that of a document with links
     proxy: Proxy | None = None
     ca_bundle: str | None = None
     insecure: bool = False
@@ -67,6 +68,11 @@ class Response:
     def is_page(self) -> bool:
         """A document whose links and anchors can be read: HTML or Markdown."""
         return self.content_type in PAGE_TYPES
+
+    @property
+    def has_links(self) -> bool:
+        """A document whose links can be read: a page, or a stylesheet."""
+        return self.content_type in LINKING_TYPES
 
 
 class Transport(Protocol):
@@ -129,7 +135,7 @@ def as_read(response: Response, request: Request) -> Response:
         and request.want_body
         and status is not None
         and 200 <= status < 300
-        and (response.is_page or request.any_type)
+        and (response.has_links or request.any_type)
     )
     if not wanted:
         body, truncated = None, False

@@ -78,7 +78,7 @@ def test_crawl_reports_broken_links_with_pages_and_lines(run: Runner, serve: Ser
     summary = report["summary"]
     assert summary["broken"] == 3
     assert summary["urls"] == len(report["urls"])
-    assert summary["parsed"] == 3
+    assert summary["parsed"] == 4  # the pages and the site's stylesheet
     assert report["complete"] is True
     # every URL requested once at most (robots.txt aside)
     counts = site.counts()

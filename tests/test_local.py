@@ -116,8 +116,9 @@ def test_a_static_site_folder_is_checked_offline_with_the_lines_of_its_files(
     outside = urls["https://elsewhere.example/page"]
     assert (outside["action"], outside["state"]) == ("record", "unchecked")
     assert urls["mailto:team@example.com"]["action"] == "record"
-    # index, docs/, docs/guide.html, drafts/orphan.html, about.html and '/about' (the same file)
-    assert report["summary"]["parsed"] == 6
+    # index, docs/, docs/guide.html, drafts/orphan.html, about.html and '/about' (the same
+    # file), and the stylesheet style.css
+    assert report["summary"]["parsed"] == 7
 
     # the text report names the files, relative to where the command ran, with lines
     text = run.check("public", "--base-url", "https://example.com/", "--offline").stdout
