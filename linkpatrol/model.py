@@ -13,7 +13,8 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
 PAGE_TYPES = HTML_TYPES | MARKDOWN_TYPES  # documents whose links and anchors are read
 STYLESHEET_TYPES = frozenset({"text/css"})
-LINKING_TYPES = PAGE_TYPES | STYLESHEET_TYPES  # documents whose links are read
+PDF_TYPES = frozenset({"application/pdf"})
+LINKING_TYPES = PAGE_TYPES | STYLESHEET_TYPES | PDF_TYPES  # documents whose links are read
 
 
 E = TypeVar("E", bound=enum.StrEnum)

@@ -31,6 +31,7 @@ from linkpatrol.extract import HTML_SPACE, Page, extract_html, extract_styleshee
 from linkpatrol.loops import unwatch, watch
 from linkpatrol.model import (
     MARKDOWN_TYPES,
+    PDF_TYPES,
     STYLESHEET_TYPES,
     Action,
     Discovered,
@@ -236,14 +237,18 @@ def _from_wire(wire: _Wire) -> ParsedPage:
 
 
 def extract_page(body: bytes, charset: str | None, content_type: str | None) -> Page:
-    """Links and anchors of a page (or the links of a stylesheet), by the kind of
-    document it is."""
+    """Links and anchors of a page (or the links of a stylesheet or a PDF), by the kind
+    of document it is."""
     if content_type in MARKDOWN_TYPES:
         from linkpatrol.markdown import extract_markdown
 
         return extract_markdown(body, charset)
     if content_type in STYLESHEET_TYPES:
         return extract_stylesheet(body, charset)
+    if content_type in PDF_TYPES:
+        from linkpatrol.pdf import extract_pdf
+
+        return extract_pdf(body)
     return extract_html(body, charset)
 
 

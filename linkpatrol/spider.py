@@ -64,7 +64,7 @@ class Spider:
         failure = None
         if status is None:
             failure = Verdict(State.BROKEN, response.reason or Reason.CONNECTION, response.error)
-        # a stylesheet has links but no anchors: it is read only when it is the site's
+        # a stylesheet or a PDF has links but no anchors: it is read only when it is the site's
         readable = response.is_page or (response.has_links and action is Action.PARSE)
         judged = judge(status, failure, response.body is not None and readable, self.rules)
         outcome.state, outcome.reason, outcome.error = judged.verdict

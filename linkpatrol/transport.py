@@ -7,7 +7,7 @@ a :class:`Transport`. Three answer it: libcurl's for the web
 by URL, so that the engine and the rules are tested without a server.
 
 What a transport promises, whichever it is: the body only of a 2xx answer to a request
-that wants one, and only of a document with links (HTML, Markdown or CSS) unless
+that wants one, and only of a document with links (HTML, Markdown, CSS, PDF) unless
 ``any_type``; never more
 than ``limit`` bytes of it (``truncated`` then); a failure as an ``error`` in the words
 a user reads, never an exception.
@@ -71,7 +71,7 @@ class Response:
 
     @property
     def has_links(self) -> bool:
-        """A document whose links can be read: a page, or a stylesheet."""
+        """A document whose links can be read: a page, a stylesheet or a PDF."""
         return self.content_type in LINKING_TYPES
 
 
