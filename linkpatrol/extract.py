@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import enum
 import functools
 import html
 import re
@@ -26,6 +27,7 @@ __all__ = [
     "Link",
     "Marker",
     "Page",
+    "Switch",
     "css_urls",
     "extract_html",
     "extract_stylesheet",
@@ -519,16 +521,24 @@ def _flattened(data: bytes) -> bytes:
     return b"".join(pieces)
 
 
-class Marker(NamedTuple):
-    """A comment that turns link checking off or on: ``disable``, ``enable`` or
-    ``disable-next-line``, with the lines the comment starts and ends on."""
+class Switch(enum.StrEnum):
+    """What a marker comment does to the links after it."""
 
-    kind: str
+    DISABLE = "disable"
+    ENABLE = "enable"
+    DISABLE_NEXT_LINE = "disable-next-line"
+
+
+class Marker(NamedTuple):
+    """A marker comment, with the lines it starts and ends on."""
+
+    switch: Switch
     line: int
     end_line: int
 
 
 _MARKER_WORD = b"linkpatrol-"
+_TO_THE_END = 1 << 40  # a line past the end of any document
 _MARKER_RE = re.compile(
     rb"<!--[ \t\n\r\f]*+linkpatrol-(disable-next-line|disable|enable)(?![a-z0-9_-])"
 )
@@ -557,7 +567,7 @@ def _markers_in(low: bytes, first_line: int) -> list[Marker]:
         line += low.count(b"\n", counted, start)
         counted = start
         end_line = line + low.count(b"\n", start, end)
-        markers.append(Marker(match.group(1).decode("ascii"), line, end_line))
+        markers.append(Marker(Switch(match.group(1).decode("ascii")), line, end_line))
     return markers
 
 
@@ -570,17 +580,17 @@ def _quiet_lines(markers: list[Marker]) -> tuple[list[int], list[int]]:
     ranges: list[tuple[int, int]] = []
     disabled_at: int | None = None
     for marker in markers:
-        if marker.kind == "disable":
+        if marker.switch is Switch.DISABLE:
             if disabled_at is None:
                 disabled_at = marker.line
-        elif marker.kind == "enable":
+        elif marker.switch is Switch.ENABLE:
             if disabled_at is not None:
                 ranges.append((disabled_at, marker.end_line))
                 disabled_at = None
         else:
             ranges.append((marker.end_line + 1, marker.end_line + 1))
     if disabled_at is not None:
-        ranges.append((disabled_at, 1 << 62))
+        ranges.append((disabled_at, _TO_THE_END))
     ranges.sort()
     firsts: list[int] = []
     lasts: list[int] = []

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from linkpatrol.extract import Marker, extract_html, find_markers
+from linkpatrol.extract import Marker, Switch, extract_html, find_markers
 from linkpatrol.markdown import extract_markdown
 from tests.conftest import Runner, Serve
 from tests.sitesrv import Page, html
@@ -183,8 +183,8 @@ def test_ignored_elements_still_hold_their_anchors() -> None:
 def test_markers_are_found_with_their_lines() -> None:
     source = html("x", "<!-- linkpatrol-disable -->", "<!--", "linkpatrol-enable", "-->")
     assert find_markers(source.encode(), first_line=10) == [
-        Marker("disable", 11, 11),
-        Marker("enable", 12, 14),
+        Marker(Switch.DISABLE, 11, 11),
+        Marker(Switch.ENABLE, 12, 14),
     ]
 
 
