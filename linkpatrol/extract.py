@@ -816,7 +816,11 @@ def extract_stylesheet(body: bytes, header_charset: str | None = None) -> Page:
 
 
 def extract_html(body: bytes, header_charset: str | None = None) -> Page:
-    """Links, anchors, base and title of an HTML document; never raises, whatever the bytes."""
+    """Links, anchors, base and title of an HTML document; never raises, whatever the bytes.
+
+    Elements with ``data-linkpatrol-ignore`` and what is within them yield no links (their
+    ids are still anchors), nor do the lines that marker comments leave out.
+    """
     try:
         encoding = sniff_encoding(body, header_charset)
     except Exception:

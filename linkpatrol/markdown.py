@@ -580,7 +580,9 @@ def extract_markdown(body: bytes, header_charset: str | None = None) -> Page:
     no link uses render nothing and are not reported. Bare URLs count as GitHub links
     them (``http://`` is added to ``www.`` ones, ``mailto:`` to e-mail addresses).
     Raw HTML contributes what :func:`~linkpatrol.extract.extract_html` finds in it.
-    Nothing in code blocks, code spans, math or the front matter is a link.
+    Nothing in code blocks, code spans, math or the front matter is a link, nor is
+    anything on the lines that marker comments (``<!-- linkpatrol-disable -->`` and the
+    like, see :func:`~linkpatrol.extract.find_markers`) leave out.
 
     The heading ids are those GitHub gives headings (see :func:`heading_slug`; a
     repeated slug gets ``-1``, ``-2``, ... in document order), which it finds whatever
