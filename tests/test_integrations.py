@@ -599,13 +599,12 @@ def test_a_run_that_cannot_check_fails_even_with_fail_false(
     assert "::error title=linkpatrol::could not check (exit code 2)" in run.log
 
 
-# ---- the README's examples --------------------------------------------------------------
+# ---- the manual's examples --------------------------------------------------------------
 
 
 def readme_examples() -> list[str]:
-    """The indented code blocks of the README's section on CI, dedented."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## CI and editor integration\n", 1)[1].split("\n## ", 1)[0]
+    """The indented code blocks of the manual's page on CI, dedented."""
+    section = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     blocks = re.findall(r"(?:^(?: {4}.*)?\n)+", section, flags=re.MULTILINE)
     return [
         "\n".join(line[4:] for line in block.splitlines()).strip("\n")
