@@ -397,9 +397,9 @@ class Crawl:
             if verdict is not None:
                 self.pipeline.settle(task, verdict)
                 continue
-            full = self.downloader.start(slot, now)
+            load = self.downloader.start(slot, now)
             self._unstarted += 1
-            self._spawn(self._work(task, slot, full))
+            self._spawn(self._work(task, slot, load))
 
     def _out_of_requests(self) -> bool:
         """--max-requests reached: start nothing new; the run stops once in-flight work ends."""
@@ -441,10 +441,10 @@ class Crawl:
         requests = await self.downloader.load_robots(slot, obey, remembered, keep)
         self.pipeline.extra_requests += requests
 
-    async def _work(self, task: Task, slot: Slot, full: bool) -> None:
+    async def _work(self, task: Task, slot: Slot, load: int) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
         try:
-            response, requests = await self.downloader.fetch(task, slot, self.rules, full)
+            response, requests = await self.downloader.fetch(task, slot, self.rules, load)
         finally:
             self._wake()
         outcome = await self.spider.judge(task, task.action, response)

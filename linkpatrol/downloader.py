@@ -42,9 +42,20 @@ HOST_WINDOW = 64  # URLs of one host held before a claim leaves the host out
 # (HTTP/1.0, as http.server) takes a new one for every request and stays at six.
 FIRST_CONNECTIONS = 6
 OPENED = 1 << 30  # a host's connections all opened (or none needed: file: URLs)
-# requests below a host's --per-host needed for their mean time to stand for how fast it
-# answers unhurried (with fewer, nothing is known of how it keeps up)
+# requests started with at most half of a host's share in flight needed for their mean time
+# to stand for how fast it answers unhurried (with fewer, nothing is known of how it keeps
+# up with its whole share)
 LIGHT_SAMPLES = 3
+# how loaded a host was as a request to it started: all of its share in flight (this one
+# among them), at most half of it, or in between
+FULL, LIGHT, BETWEEN = 1, -1, 0
+
+
+def load_of(active: int, share: int) -> int:
+    """FULL, LIGHT or BETWEEN, for ``active`` requests in flight of a ``share``."""
+    if active >= share:
+        return FULL
+    return LIGHT if active <= max(1, share // 2) else BETWEEN
 
 
 @dataclass(slots=True)
@@ -62,17 +73,17 @@ class Slot:
     # FIRST_CONNECTIONS
     opening: int = FIRST_CONNECTIONS
     # how long its requests took: those started with all of its share in flight (full),
-    # and those started below it (light)
+    # and those started with at most half of it (light)
     full_requests: int = 0
     full_time: float = 0.0
     light_requests: int = 0
     light_time: float = 0.0
 
-    def timed(self, full: bool, took: float) -> None:
-        if full:
+    def timed(self, load: int, took: float) -> None:
+        if load == FULL:
             self.full_requests += 1
             self.full_time += took
-        else:
+        elif load == LIGHT:
             self.light_requests += 1
             self.light_time += took
 
@@ -202,15 +213,14 @@ class Downloader:
             ):
                 yield slot
 
-    def start(self, slot: Slot, now: float) -> bool:
+    def start(self, slot: Slot, now: float) -> int:
         """A request to the host starts: it holds one of the host's slots, and the next one
-        waits its turn. Whether it took the last of the host's share (see
-        :meth:`Slot.timed`)."""
+        waits its turn. How loaded the host was as it started (:func:`load_of`)."""
         slot.active += 1
         delay = self.spacing(slot)
         if delay > 0:
             slot.next_at = now + delay
-        return slot.active >= self.host_share(slot)
+        return load_of(slot.active, self.host_share(slot))
 
     def finished(self, slot: Slot) -> None:
         """A request to the host ended, whatever became of it."""
@@ -335,12 +345,12 @@ class Downloader:
     # ---- one URL's requests --------------------------------------------------------
 
     async def fetch(
-        self, task: Task, slot: Slot, rules: RuleOptions, full: bool = False
+        self, task: Task, slot: Slot, rules: RuleOptions, load: int = BETWEEN
     ) -> tuple[Response, int]:
         """A URL's requests as the rule book plans them (a GET after a HEAD that failed),
         each in the host's turn; its last answer, and how many requests it took. The
         request holds one of the host's slots until it ends (see :meth:`start`, which
-        says whether it is ``full``)."""
+        says how loaded the host was as it started)."""
         action = task.action
         why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
         first = plan(action, task.url, rules)
@@ -370,7 +380,7 @@ class Downloader:
                 requests += response.attempts
         finally:
             self.finished(slot)
-        slot.timed(full, time.monotonic() - began)
+        slot.timed(load, time.monotonic() - began)
         if response.reused:
             self.kept_open(slot)
         return response, requests

@@ -32,7 +32,7 @@ def slow_site(
 
         return handler
 
-    home = Page("".join(f'<a href="/p/{i}.html">{i}</a>\n' for i in range(pages)))
+    home = slow(Page("".join(f'<a href="/p/{i}.html">{i}</a>\n' for i in range(pages))))
     site: dict[str, Any] = {"/": home, "/robots.txt": Page("", content_type="text/plain")}
     for i in range(pages):
         site[f"/p/{i}.html"] = slow(Page(f"<p>{i}</p>"))
