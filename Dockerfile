@@ -5,13 +5,14 @@
 # (linkpatrol.db unless --db says otherwise) and the reports are there.
 
 FROM python:3.12-slim AS build
-# a C compiler in the build stage only: the hot modules are compiled (setup.py)
+# a C compiler in the build stage only: an image is built once and crawls often, so its
+# hot modules are compiled (setup.py)
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/linkpatrol
-COPY pyproject.toml setup.py README.md /src/
+COPY pyproject.toml setup.py build_backend.py README.md /src/
 COPY linkpatrol /src/linkpatrol
-RUN /opt/linkpatrol/bin/pip install --no-cache-dir --disable-pip-version-check /src
+RUN LINKPATROL_COMPILE=1 /opt/linkpatrol/bin/pip install --no-cache-dir --disable-pip-version-check /src
 
 FROM python:3.12-slim
 ENV PATH=/opt/linkpatrol/bin:$PATH \

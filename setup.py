@@ -1,55 +1,60 @@
-"""The build: the modules a crawl spends its time in, compiled to C with mypyc.
+"""The build: plain Python by default; with ``LINKPATROL_COMPILE=1``, the modules where a
+crawl spends its own Python time compiled to C with mypyc.
 
-Compiled, a crawl takes about a tenth less CPU and time (bench/RESULTS.md: 4.43 s of CPU
-against 4.94 s, 3.15 s against 3.46 s); the source is the same, typed Python.
-Without a C compiler (or with ``LINKPATROL_PURE=1``, or in an editable install, whose
-source must stay what runs) the package installs as plain Python and works the same.
+Plain is the default because it installs in seconds: a fresh ``pip install .`` on 2 cores
+took 13 to 22 s, dependencies included, where compiling all 24 modules of the crawl's path
+at opt level 3, in one group, took 3 to 4 minutes. Compiled, a first crawl of the
+2,000-page benchmark site takes up to a tenth less CPU (0.89x and 0.96x plain's, medians
+of 7 and 9 pairs, on a machine loaded by other work; 0.90x in bench/RESULTS.md): worth a
+minute more once, where crawls are many. These 7 modules, in two groups built side by
+side at opt level 2, keep the gain of the 24 (0.99x their CPU, 9 pairs) for a third of
+the build's CPU (43 and 47 s against 138 s); the install took 65 and 113 s.
+
+Without a C compiler, or in an editable install (whose source must stay what runs), a
+build asked to compile installs plain Python all the same, and works the same.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-# the crawl's hot path: the crawl loop and its requests, parsing and deciding links, the
-# memory, the JSON report. A class that a library instantiates as one of its own (psycopg's
-# dumpers) stays out of these. In them, an attribute that a call may change is read again
-# through a method, not directly: the compiled code trusts the type checker's narrowing
-# (which holds across calls) and fails at run time where the call changed it.
-COMPILED = [
-    "linkpatrol/crawl.py",
-    "linkpatrol/curlfetch.py",
-    "linkpatrol/downloader.py",
-    "linkpatrol/extract.py",
-    "linkpatrol/fetch.py",
-    "linkpatrol/httpparts.py",
-    "linkpatrol/parsepool.py",
-    "linkpatrol/pipeline.py",
-    "linkpatrol/policy.py",
-    "linkpatrol/report/__init__.py",
-    "linkpatrol/report/json.py",
-    "linkpatrol/rules.py",
-    "linkpatrol/scheduler.py",
-    "linkpatrol/spider.py",
-    "linkpatrol/store/crew.py",
-    "linkpatrol/store/frontier.py",
-    "linkpatrol/store/outcomes.py",
-    "linkpatrol/store/postgres.py",
-    "linkpatrol/store/queries.py",
-    "linkpatrol/store/schema.py",
-    "linkpatrol/store/sql.py",
-    "linkpatrol/store/sqlite.py",
-    "linkpatrol/transport.py",
-    "linkpatrol/urls.py",
-]
+from build_backend import compiling
+
+# Where a profile of a crawl finds Python's own time (not libcurl's, libxml2's or
+# SQLite's), in two groups, one shared library each, compiled side by side: the parse
+# workers' and the crawl process's. The other modules gain nothing measurable. In these,
+# an attribute that a call may change is read again through a method, not directly: the
+# compiled code trusts the type checker's narrowing (which holds across calls) and fails
+# at run time where the call changed it.
+GROUPS = {
+    "linkpatrol_parse": ["linkpatrol/extract.py", "linkpatrol/parsepool.py", "linkpatrol/urls.py"],
+    "linkpatrol_crawl": [
+        "linkpatrol/crawl.py",
+        "linkpatrol/curlfetch.py",
+        "linkpatrol/downloader.py",
+        "linkpatrol/httpparts.py",
+    ],
+}
+OPT_LEVEL = "2"
+# the commands that build the extensions; the others (egg_info, dist_info) only read
+# metadata, and need no translation
+BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
 
 
 class OptionalBuildExt(build_ext):
-    """A compiler missing or failing leaves the plain Python modules in place, all of them:
-    a compiled module without the shared library it calls into would not import."""
+    """Builds the groups in parallel, one per core. A compiler missing or failing leaves
+    the plain Python modules in place, all of them: a compiled module without the shared
+    library it calls into would not import."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
         try:
@@ -62,19 +67,26 @@ class OptionalBuildExt(build_ext):
             print(f"linkpatrol: not compiled ({exc}); installing plain Python", file=sys.stderr)
 
 
-def extensions() -> list[object]:
-    if os.environ.get("LINKPATROL_PURE") or "editable_wheel" in sys.argv:
+def extensions(argv: Sequence[str], environ: Mapping[str, str]) -> list[object]:
+    if not compiling(environ) or not BUILDING & set(argv):
         return []
     try:
         from mypyc.build import mypycify
     except ImportError:
         print("linkpatrol: mypyc not found; installing plain Python", file=sys.stderr)
         return []
+    print("linkpatrol: compiling with mypyc (a minute or so)", file=sys.stderr)
+    groups = [(paths, name) for name, paths in GROUPS.items()]
+    every = [path for paths in GROUPS.values() for path in paths]
     try:
-        return list(mypycify(COMPILED, opt_level="3"))
+        return list(mypycify(every, opt_level=OPT_LEVEL, separate=groups))
     except (Exception, SystemExit) as exc:  # mypyc could not translate them (it may exit)
         print(f"linkpatrol: not compiled ({exc}); installing plain Python", file=sys.stderr)
         return []
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})
+if __name__ == "__main__":
+    setup(
+        ext_modules=extensions(sys.argv, os.environ),
+        cmdclass={"build_ext": OptionalBuildExt},
+    )
