@@ -5,10 +5,12 @@ Plain is the default because it installs in seconds: a fresh ``pip install .`` o
 took 13 to 22 s, dependencies included, where compiling all 24 modules of the crawl's path
 at opt level 3, in one group, took 3 to 4 minutes. Compiled, a first crawl of the
 2,000-page benchmark site takes up to a tenth less CPU (0.89x and 0.96x plain's, medians
-of 7 and 9 pairs, on a machine loaded by other work; 0.90x in bench/RESULTS.md): worth a
-minute more once, where crawls are many. These 7 modules, in two groups built side by
-side, keep the gain of the 24 (0.99x their CPU, 9 pairs) for a third of the build's CPU
-(43 to 51 s against 138 s); the install took 65 to 124 s, as loaded as the machine was.
+of 7 and 9 pairs, on a machine loaded by other work; 0.90x in bench/RESULTS.md), and the
+parse workers' part of it, parsing and deciding every page in one process, 0.88x (11
+pairs, 0.79x to 0.93x): worth a minute more once, where crawls are many. These 7
+modules, in two groups built side by side, keep the gain of the 24 (0.99x their CPU for
+a crawl, 1.03x for the parsing, 9 and 11 pairs) for a third of the build's CPU (43 to
+51 s against 138 s); the install took 65 to 124 s, as loaded as the machine was.
 
 Without a C compiler, or in an editable install (whose source must stay what runs), a
 build asked to compile installs plain Python all the same, and works the same.
