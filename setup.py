@@ -2,7 +2,7 @@
 crawl spends its own Python time compiled to C with mypyc.
 
 Plain is the default because it installs in seconds: a fresh ``pip install .`` on 2 cores
-took 13 to 22 s, dependencies included, where compiling all 24 modules of the crawl's path
+took 13 to 24 s, dependencies included, where compiling all 24 modules of the crawl's path
 at opt level 3, in one group, took 3 to 4 minutes. Compiled, a first crawl of the
 2,000-page benchmark site takes up to a tenth less CPU (0.89x and 0.96x plain's, medians
 of 7 and 9 pairs, on a machine loaded by other work; 0.90x in bench/RESULTS.md), and the
