@@ -10,7 +10,7 @@ parse workers' part of it, parsing and deciding every page in one process, 0.88x
 pairs, 0.79x to 0.93x): worth a minute more once, where crawls are many. These 7
 modules, in two groups built side by side, keep the gain of the 24 (0.99x their CPU for
 a crawl, 1.03x for the parsing, 9 and 11 pairs) for a third of the build's CPU (43 to
-51 s against 138 s); the install took 65 to 124 s, as loaded as the machine was.
+51 s against 138 s); the install took 65 to 153 s, as loaded as the machine was.
 
 Without a C compiler, or in an editable install (whose source must stay what runs), a
 build asked to compile installs plain Python all the same, and works the same.
