@@ -32,6 +32,7 @@ from linkpatrol.model import ExitCode, LinkpatrolError
 from linkpatrol.observer import Observer
 from linkpatrol.proxies import Proxies
 from linkpatrol.report import Entry, Report, Summary, build_report
+from linkpatrol.report.baseline import read_baseline
 from linkpatrol.store import PassInfo, Store, open_store
 from linkpatrol.transport import Transport
 
@@ -88,6 +89,8 @@ class Check:
         check_environment(settings.site_tables)  # a secret not set
         Proxies(settings.proxy, os.environ)  # a proxy's login without its password
         check_log(settings)
+        # a bad baseline is refused before anything is written
+        self.baseline = read_baseline(settings.baseline) if settings.baseline else None
         self.settings = settings
         self.plugins = load_plugins(settings.plugins, settings.plugin_options)
         self.transport = transport
@@ -150,13 +153,17 @@ class Check:
         if store is None or result is None:
             raise RuntimeError("finish() comes after crawl()")
         options = report_options(self.settings)
-        report = store.steady(lambda: build_report(store, result.pass_info, options))
+        info, baseline = result.pass_info, self.baseline
+        if baseline is not None:  # kept: 'linkpatrol report' compares the pass with it too
+            store.save_baseline(info.id, baseline)
+        report = store.steady(lambda: build_report(store, info, options, baseline))
         if self._watcher is not None:
             self._watcher.finish(store, result.pass_info, report)
         if render is not None:
             render(report)  # read URL by URL from the memory: before it is closed
         broken, warnings = report.broken, report.warnings
         store.save_counts(report.pass_id, len(broken), len(warnings))
+        store.save_named(report.pass_id, report.named_kinds)
         return CheckResult(
             pass_info=result.pass_info,
             stop_reason=result.stop_reason,

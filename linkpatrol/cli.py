@@ -27,6 +27,7 @@ from linkpatrol.config import (
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat
 from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, did_you_mean, options_of
 from linkpatrol.report import Report, build_report, render_pieces
+from linkpatrol.report.baseline import read_baseline
 from linkpatrol.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -417,10 +418,13 @@ def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
     def written(store: Store) -> Report:
         info = store.latest_pass()
         options = as_checked(info.options if info else None, settings, given)
-        report = build_report(store, info, options)
+        report = build_report(store, info, options, baseline)
         _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
         return report
 
+    # a baseline given to this command, not the pass's own (kept with it), is read first
+    given_baseline = settings.baseline if "baseline" in given else None
+    baseline = read_baseline(given_baseline) if given_baseline else None
     sharing = _sharing(settings)
     try:
         return _read_memory(settings, written).exit_code

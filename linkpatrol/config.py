@@ -145,6 +145,8 @@ class SiteSettings:
     output: str | None = None
     xref: bool = False
     fail_on: FailOn = FailOn.BROKEN
+    baseline: str | None = None  # an earlier run's JSON report, what "new" is measured against
+    only_new: bool = False
     graph_hosts: bool = False
     quiet: bool = False
     verbose: int = 0
@@ -613,6 +615,7 @@ REPORT_FIELDS = (
     "report_after",
     "damp_new",
     "fail_on",
+    "only_new",
     "redirects",
     "xref",
     "graph_hosts",
@@ -632,6 +635,7 @@ def report_options(settings: SiteSettings) -> ReportOptions:
         report_after=settings.report_after,
         damp_new=settings.damp_new,
         fail_on=settings.fail_on,
+        only_new=settings.only_new,
         redirects=settings.redirects,
         xref=settings.xref,
         graph_hosts=settings.graph_hosts,

@@ -184,6 +184,7 @@ class FailOn(enum.StrEnum):
 
     BROKEN = "broken"
     WARNING = "warning"  # broken or warning
+    NEW = "new"  # broken, and not reported by the pass (or baseline) it is compared with
 
 
 class ReportFormat(enum.StrEnum):
@@ -226,6 +227,7 @@ class ReportOptions:
     xref: bool = False
     graph_hosts: bool = False
     damp_new: bool = False
+    only_new: bool = False  # the Markdown and SARIF reports name the new links only
     accept: tuple[int, ...] = ()
     warn: tuple[int, ...] = ()
     broken: tuple[int, ...] = ()
@@ -254,6 +256,8 @@ class ReportOptions:
             out.append(f"--redirects {self.redirects.value}")
         if self.xref:
             out.append("--xref")
+        if self.only_new:
+            out.append("--only-new")
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -266,6 +270,7 @@ class ReportOptions:
             "xref": self.xref,
             "graph_hosts": self.graph_hosts,
             "damp_new": self.damp_new,
+            "only_new": self.only_new,
             "accept": list(self.accept),
             "warn": list(self.warn),
             "broken": list(self.broken),
@@ -300,6 +305,7 @@ class ReportOptions:
             xref=data.get("xref") is True,
             graph_hosts=data.get("graph_hosts") is True,
             damp_new=data.get("damp_new") is True,
+            only_new=data.get("only_new") is True,
             accept=statuses("accept"),
             warn=statuses("warn"),
             broken=statuses("broken"),

@@ -433,12 +433,30 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         ("--fail-on",),
-        "verdicts that make the exit code 1: broken (default), or warning (broken or warning)",
+        "verdicts that make the exit code 1: broken (default), warning (broken or warning), "
+        "or new (broken links the last complete pass, or --baseline, did not report)",
         field="fail_on",
         kind=Kind.CHOICE,
         commands=REPORTING,
         convert=one_of(FailOn),
         choices=values(FailOn),
+    ),
+    Option(
+        ("--baseline",),
+        "an earlier run's JSON report (--format json): what is new is measured against it, "
+        "not against the memory's last complete pass",
+        field="baseline",
+        commands=REPORTING,
+        metavar="FILE",
+        example="links.json",
+        path=PathKind.FILE,
+    ),
+    Option(
+        ("--only-new",),
+        "the Markdown and SARIF reports list only the links that are new",
+        field="only_new",
+        kind=Kind.FLAG,
+        commands=REPORTING,
     ),
     Option(
         ("--graph-hosts",),

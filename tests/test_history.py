@@ -60,8 +60,9 @@ def test_each_change_of_verdict_is_kept_with_its_pass_and_reports_mark_new_and_f
         (3, "ok", 200),
         (4, "broken", 404),
     ]
-    # new since the last pass: never in the first pass, then only where the verdict changed
-    assert not _entry(reports[0], steady)["new"]
+    # new: in the first pass all it reports (nothing earlier to compare with), then only
+    # what the last pass did not report
+    assert _entry(reports[0], steady)["new"]
     assert _entry(reports[1], flaky)["new"] and not _entry(reports[1], steady)["new"]
     assert _entry(reports[3], flaky)["new"]
     assert [c["state"] for c in _entry(reports[3], flaky)["changes"]] == [

@@ -132,8 +132,15 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_8(db: str) -> None:
+    """A memory as schema 8 had it: what each pass's report named is not kept."""
+    memory_write(db, "ALTER TABLE passes DROP COLUMN named")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN baseline")
+
+
 def back_to_schema_7(db: str) -> None:
     """A memory as schema 7 had it: a pass without the start values as given."""
+    back_to_schema_8(db)
     memory_write(db, "ALTER TABLE passes DROP COLUMN inputs")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,7 +24,16 @@ from linkpatrol.model import (
 )
 from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable
-from linkpatrol.store import Anchors, Change, Part, PassInfo, ReadMemory, SlotUsage, UrlRecord
+from linkpatrol.store import (
+    Anchors,
+    Change,
+    Earlier,
+    Part,
+    PassInfo,
+    ReadMemory,
+    SlotUsage,
+    UrlRecord,
+)
 
 if TYPE_CHECKING:
     from linkpatrol.report.json import Sharing
@@ -57,7 +66,7 @@ class Entry:
     last_modified: str | None = None  # the server's Last-Modified header, as sent
     response_ms: float | None = None  # how long its last request took
     changes: list[Change] | None = None  # its changes of verdict (reported URLs only)
-    new: bool = False  # reported, and its verdict changed in this pass, not an earlier one
+    new: bool = False  # named by the report, and not so by the one it is compared with
     reason: Reason | None = None  # why it has its verdict (None when good)
 
     def flaps(self, until: float, days: float = FLAP_DAYS) -> int:
@@ -180,7 +189,7 @@ class StoredEntries:
         report_after: float,
         damp_new: bool,
         xref: bool,
-        history: dict[int, tuple[list[Change], bool]],
+        history: dict[int, tuple[list[Change] | None, bool]],
         tail: list[Entry],
         part: Part | None = None,
     ) -> None:
@@ -189,7 +198,7 @@ class StoredEntries:
         self._report_after = report_after
         self._damp_new = damp_new
         self._xref = xref
-        self._history = history  # url id: (changes of verdict, new in this pass)
+        self._history = history  # url id: (changes of verdict, new)
         self._tail = tail  # entries the memory holds no row for (missing anchors)
         self._part = part
 
@@ -244,7 +253,7 @@ class PartJob(NamedTuple):
     report_after: float
     damp_new: bool
     xref: bool
-    history: dict[int, tuple[list[Change], bool]]
+    history: dict[int, tuple[list[Change] | None, bool]]
     part: Part
 
     def entries(self, store: ReadMemory) -> StoredEntries:
@@ -290,6 +299,7 @@ class Report:
     noted: list[Entry] | None = None
     tally: Tally | None = None  # figures over all entries; counted from entries if None
     inputs: list[str] = field(default_factory=list)  # the start values as given ([]: unknown)
+    earlier: Earlier | None = None  # what "new" is measured against; None: nothing earlier
 
     @property
     def starts(self) -> list[str]:
@@ -349,11 +359,9 @@ class Report:
 
     @property
     def warnings(self) -> list[Entry]:
+        as_warnings = self.redirects_as_warnings
         return [
-            e
-            for e in self.named
-            if e.state is State.WARNING
-            or (self.redirects_as_warnings and e.state is State.REDIRECT)
+            e for e in self.named if named_as(e.state, e.reportable, as_warnings) is State.WARNING
         ]
 
     @property
@@ -362,8 +370,37 @@ class Report:
         return self.broken + self.warnings
 
     @property
+    def named_kinds(self) -> dict[str, State]:
+        """What the report names, each URL as BROKEN or WARNING: what the report of the
+        next pass is compared with."""
+        kinds = dict.fromkeys((e.url for e in self.broken), State.BROKEN)
+        kinds.update(dict.fromkeys((e.url for e in self.warnings), State.WARNING))
+        return kinds
+
+    @property
+    def new(self) -> list[Entry]:
+        """The URLs the report names that the report it is compared with did not."""
+        return [e for e in self.reported if e.new]
+
+    @property
+    def listed(self) -> list[Entry]:
+        """The URLs the Markdown and SARIF reports list: all reported, or with --only-new
+        the new ones."""
+        return self.new if self.options.only_new else self.reported
+
+    @property
+    def new_since(self) -> str:
+        """What "new" is measured against, in words."""
+        if self.earlier is None:
+            return "no earlier complete pass of these start URLs: every reported link is new"
+        return f"new since {self.earlier.source}"
+
+    @property
     def failing(self) -> list[Entry]:
-        """The URLs that make the exit code 1: reportable broken ones, warnings with --fail-on."""
+        """The URLs that make the exit code 1: reportable broken ones, warnings with
+        --fail-on warning, the new broken ones only with --fail-on new."""
+        if self.options.fail_on is FailOn.NEW:
+            return [e for e in self.broken if e.new]
         return self.reported if self.warnings_fail else self.broken
 
     @property
@@ -401,6 +438,28 @@ class Report:
         if not self.complete:
             return ExitCode.STOPPED
         return ExitCode.BROKEN if self.failing else ExitCode.CLEAN
+
+
+def named_as(state: State, reportable: bool, redirects_as_warnings: bool) -> State | None:
+    """How a report names a URL of this verdict: BROKEN (a reportable broken link),
+    WARNING, or not at all."""
+    if reportable:
+        return State.BROKEN
+    if state is State.WARNING or (redirects_as_warnings and state is State.REDIRECT):
+        return State.WARNING
+    return None
+
+
+def is_new(url: str, named: State | None, earlier: Mapping[str, State] | None) -> bool:
+    """Whether a URL a report names as ``named`` is new: the report it is compared with
+    (``earlier``, what that one named) did not name it so; it broke, or was added broken,
+    since. With nothing to compare with, all a report names is new.
+
+    The one place that decides it, for every format, the exit code of --fail-on new and
+    ``linkpatrol report``."""
+    if named is None:
+        return False
+    return earlier is None or earlier.get(url) is not named
 
 
 # the verdicts whose history a report shows (those it may name)
@@ -533,10 +592,15 @@ def missing_anchors(store: ReadMemory, pass_id: int) -> list[Entry]:
 
 
 def build_report(
-    store: ReadMemory, pass_info: PassInfo | None = None, options: ReportOptions | None = None
+    store: ReadMemory,
+    pass_info: PassInfo | None = None,
+    options: ReportOptions | None = None,
+    earlier: Earlier | None = None,
 ) -> Report:
     """The report of one pass (by default the latest) read from the memory alone, with
-    ``options`` (by default those kept with the pass: the report as it was checked).
+    ``options`` (by default those kept with the pass: the report as it was checked),
+    compared with ``earlier`` to say what is new (by default the baseline kept with the
+    pass, else the last complete pass before it of the same start URLs).
 
     The memory is read once for the figures and the URLs a report names; its ``entries``
     are read again, URL by URL, each time they are gone through, so the store must stay
@@ -569,14 +633,17 @@ def build_report(
     for url_id, pages in store.referrers(info.id, list(noted)).items():
         noted[url_id].referrers = pages
     passes = store.passes(TREND_PASSES)
-    earlier = any(p.id < info.id for p in passes)
-    history: dict[int, tuple[list[Change], bool]] = {}
-    for url_id, changes in store.changes(list(noted)).items():
-        entry = noted[url_id]
-        entry.changes = changes
-        entry.new = earlier and changes[-1].pass_id == info.id
-        history[url_id] = (changes, entry.new)
+    earlier = earlier or store.earlier(info)
+    before = earlier.named if earlier is not None else None
+    as_warnings = options.redirects_as_warnings
+    found = store.changes(list(noted))
+    history: dict[int, tuple[list[Change] | None, bool]] = {}
+    for url_id, entry in noted.items():
+        entry.changes = found.get(url_id)
+        entry.new = is_new(entry.url, named_as(entry.state, entry.reportable, as_warnings), before)
+        history[url_id] = (entry.changes, entry.new)
     for entry in anchors:
+        entry.new = is_new(entry.url, named_as(entry.state, entry.reportable, as_warnings), before)
         tally.add(entry)
     reportable += len(anchors)
     redirects = tally.states[State.REDIRECT]
@@ -620,6 +687,7 @@ def build_report(
         noted=[*noted.values(), *anchors],
         tally=tally,
         inputs=list(info.inputs),
+        earlier=earlier,
     )
     # the pass itself as this report counts it, so that its charts agree with its headline
     report.passes = [

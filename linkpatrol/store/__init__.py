@@ -159,6 +159,47 @@ class Change:
     reason: Reason | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """What the report a pass's report is compared with named, to say what is new in it:
+    the last complete pass of the same start URLs, or a baseline (an earlier run's JSON
+    report, for a memory that does not outlive one run)."""
+
+    named: dict[str, State]  # its reported URLs: BROKEN (reportable) or WARNING
+    pass_id: int | None = None  # the pass (the baseline's own, when it says)
+    baseline: str | None = None  # the baseline file, as given
+
+    @property
+    def source(self) -> str:
+        """What it is, in words: "pass 4", "the baseline links.json"."""
+        if self.baseline is not None:
+            return f"the baseline {self.baseline}"
+        return f"pass {self.pass_id}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able: as the memory keeps a baseline with the pass compared with it."""
+        return {
+            "pass": self.pass_id,
+            "baseline": self.baseline,
+            "named": {url: state.value for url, state in self.named.items()},
+        }
+
+    @classmethod
+    def of_dict(cls, data: Mapping[str, Any]) -> Earlier:
+        named = data.get("named")
+        given = data.get("pass")
+        baseline = data.get("baseline")
+        return cls(
+            named={
+                str(url): State(state)
+                for url, state in (named.items() if isinstance(named, dict) else ())
+                if state in (State.BROKEN.value, State.WARNING.value)
+            },
+            pass_id=given if isinstance(given, int) else None,
+            baseline=baseline if isinstance(baseline, str) else None,
+        )
+
+
 class Anchors(NamedTuple):
     """Where a ``#fragment`` can land in a page."""
 
@@ -266,6 +307,16 @@ class CrawlMemory(Frontier, Protocol):
         """Keep the broken links and warnings the pass's report named."""
         ...
 
+    def save_named(self, pass_id: int, named: Mapping[str, State]) -> None:
+        """Keep the URLs the pass's report named (each BROKEN or WARNING), which the
+        report of the next pass of its start URLs is compared with."""
+        ...
+
+    def save_baseline(self, pass_id: int, earlier: Earlier) -> None:
+        """Keep a baseline as what the pass's report is compared with, instead of the
+        memory's earlier passes."""
+        ...
+
     def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
         """Keep the prefixes the pass's site grew by; all it has grown by."""
         ...
@@ -355,6 +406,12 @@ class ReadMemory(Protocol):
         """What plugins added to the pass's report, by plugin name, in name order."""
         ...
 
+    def earlier(self, info: PassInfo) -> Earlier | None:
+        """What the pass's report is compared with to say what is new: the baseline kept
+        with it, else the last complete pass before it of the same start URLs (None: there
+        is none, or it kept nothing)."""
+        ...
+
     def workers(self) -> list[WorkerInfo]:
         """The crawlers at work now, the oldest first."""
         ...
@@ -395,6 +452,7 @@ __all__ = [
     "CrawlMemory",
     "CrewPlace",
     "Discovered",
+    "Earlier",
     "Frontier",
     "Outcome",
     "PassInfo",

@@ -9,7 +9,7 @@ from typing import Any
 
 from linkpatrol.model import REASONS, STATES, RobotsState, State
 from linkpatrol.rules import standing
-from linkpatrol.store import Discovered, Outcome, SiteRecord
+from linkpatrol.store import Discovered, Earlier, Outcome, SiteRecord
 from linkpatrol.store.frontier import FrontierPart, _origin_of
 from linkpatrol.store.schema import Session, anchors_text
 
@@ -268,6 +268,19 @@ class OutcomesPart(FrontierPart):
                 "UPDATE passes SET broken = ?, warnings = ? WHERE id = ?",
                 (broken, warnings, pass_id),
             )
+
+    def save_named(self, pass_id: int, named: Mapping[str, State]) -> None:
+        """Keep the URLs the pass's report named, each broken or a warning: what the report
+        of the next pass of its start URLs is compared with to say what is new."""
+        kept = json.dumps({url: state.value for url, state in named.items()}, ensure_ascii=False)
+        with self._tx() as s:
+            s.execute("UPDATE passes SET named = ? WHERE id = ?", (kept, pass_id))
+
+    def save_baseline(self, pass_id: int, earlier: Earlier) -> None:
+        """Keep a baseline with the pass, as what its report is compared with."""
+        kept = json.dumps(earlier.as_dict(), ensure_ascii=False)
+        with self._tx() as s:
+            s.execute("UPDATE passes SET baseline = ? WHERE id = ?", (kept, pass_id))
 
     def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
         with self._tx() as s:

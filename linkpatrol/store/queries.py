@@ -9,7 +9,7 @@ from typing import Any
 
 from linkpatrol.model import ACTIONS, REASONS, STATES, State
 from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
-from linkpatrol.store import Anchors, Change, Part, PassInfo, Referrer, UrlRecord
+from linkpatrol.store import Anchors, Change, Earlier, Part, PassInfo, Referrer, UrlRecord
 from linkpatrol.store.crew import PASS_COLUMNS, CrewPart, pass_from_row
 from linkpatrol.store.schema import NOT_WITHIN, Session, anchors_of
 
@@ -152,6 +152,21 @@ class QueriesPart(CrewPart):
                     (pass_id,),
                 )
             }
+
+    def earlier(self, info: PassInfo) -> Earlier | None:
+        with self._read() as s:
+            row = s.execute("SELECT baseline FROM passes WHERE id = ?", (info.id,)).fetchone()
+            if row is not None and row[0]:
+                return Earlier.of_dict(json.loads(row[0]))
+            found = s.execute(
+                "SELECT id, named FROM passes WHERE id < ? AND complete = 1 AND start_urls = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (info.id, json.dumps(list(info.start_urls))),
+            ).fetchone()
+        if found is None or found[1] is None:
+            return None
+        named = json.loads(found[1])
+        return Earlier({url: STATES[state] for url, state in named.items()}, pass_id=found[0])
 
     # ---- history and single URLs ------------------------------------------------------
 

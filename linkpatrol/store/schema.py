@@ -10,6 +10,7 @@ upgrade of the schema when the memory is opened.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from abc import ABC, abstractmethod
@@ -22,7 +23,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,7 +48,9 @@ CREATE TABLE IF NOT EXISTS passes(
   dropped {int} NOT NULL DEFAULT 0,
   options TEXT,
   sites TEXT,
-  inputs TEXT
+  inputs TEXT,
+  named TEXT,
+  baseline TEXT
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -206,6 +209,11 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "DROP TABLE IF EXISTS workers",
     ),
     8: ("ALTER TABLE passes ADD COLUMN inputs TEXT",),
+    9: (
+        # what each pass's report named, and a baseline it was compared with: what is new
+        "ALTER TABLE passes ADD COLUMN named TEXT",
+        "ALTER TABLE passes ADD COLUMN baseline TEXT",
+    ),
 }
 
 # a sole crawler goes without this index during its run, and builds it in one go at its end
@@ -421,6 +429,8 @@ class SchemaPart(ABC):
                 for statement in self.dialect.migration(step):
                     s.execute(statement)
             self._count_verdicts(s)
+            if version < 9:
+                self._name_verdicts(s)
         for statement in self.dialect.schema():
             s.execute(statement)
         s.execute(
@@ -435,6 +445,22 @@ class SchemaPart(ABC):
             f"{self.location}: written by an older linkpatrol (schema {version}, now "
             f"{SCHEMA_VERSION}); opening it upgrades it once, which needs write access ({reason})"
         )
+
+    @staticmethod
+    def _name_verdicts(s: Session) -> None:
+        """What the latest pass's report named, as its verdicts say (broken URLs and
+        warnings), for the next pass to be compared with: kept by passes since schema 9."""
+        row = s.execute("SELECT max(id) FROM passes").fetchone()
+        if row is None or row[0] is None:
+            return
+        named = {
+            url: state
+            for url, state in s.execute(
+                "SELECT url, state FROM urls WHERE seen_pass = ? AND state IN (?, ?)",
+                (row[0], State.BROKEN.value, State.WARNING.value),
+            )
+        }
+        s.execute("UPDATE passes SET named = ? WHERE id = ?", (json.dumps(named), row[0]))
 
     @staticmethod
     def _count_verdicts(s: Session, pass_id: int | None = None) -> None:
