@@ -80,10 +80,10 @@ def test_each_change_of_verdict_is_kept_with_its_pass_and_reports_mark_new_and_f
 
     text = run("report", "--db", run.db).stdout
     flaky_block = text[text.index(flaky) :].split("\n\n")[0]
-    assert "new since the last pass" in flaky_block
+    assert " · new · " in flaky_block and "New: 1 new since pass 3" in text
     assert "flapping: 4 changes in 7 days" in flaky_block
     steady_block = text[text.index(steady) :].split("\n\n")[0]
-    assert "new since" not in steady_block and "flapping" not in steady_block
+    assert " · new" not in steady_block and "flapping" not in steady_block
 
 
 def test_history_command_prints_one_urls_story(run: Runner, serve: Serve) -> None:

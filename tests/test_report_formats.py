@@ -123,7 +123,8 @@ def test_csv_has_a_row_per_occurrence_with_quoting_and_iso_times(crawled: Crawle
     rows = list(csv.DictReader(io.StringIO(proc.stdout, newline="")))
     header = proc.stdout.splitlines()[0]
     assert header == (
-        "url,state,http_status,error,referrer,line,first_failed,last_good,reason,path,referrer_path"
+        "url,state,http_status,error,referrer,line,first_failed,last_good,reason,path,"
+        "referrer_path,new"
     )
     expected = sum(max(1, len(e["referrers"])) for e in reported(crawled))
     assert len(rows) == expected

@@ -389,11 +389,12 @@ class Report:
         return self.new if self.options.only_new else self.reported
 
     @property
-    def new_since(self) -> str:
-        """What "new" is measured against, in words."""
+    def new_said(self) -> str:
+        """How many of the links it names are new, and since what: "2 new since pass 4"."""
+        new = len(self.new)
         if self.earlier is None:
-            return "no earlier complete pass of these start URLs: every reported link is new"
-        return f"new since {self.earlier.source}"
+            return f"{new} new (no earlier complete pass of these start URLs to compare with)"
+        return f"{new} new since {self.earlier.source}"
 
     @property
     def failing(self) -> list[Entry]:

@@ -20,6 +20,7 @@ COLUMNS = (
     "reason",
     "path",  # a local file's path (of the link's target), the URL being the url's
     "referrer_path",
+    "new",
 )
 
 
@@ -34,9 +35,10 @@ def render_csv(report: Report) -> str:
         reason = entry.reason.value if entry.reason is not None else ""
         times = (iso(entry.failing_since) or "", iso(entry.last_good) or "", reason)
         path = local_path(entry.url) if entry.url.startswith("file://") else ""
+        new = "true" if entry.new else "false"
         refs: list[Referrer | None] = [*entry.referrers] or [None]
         for ref in refs:
             place = ("", "") if ref is None else (ref.url, "" if ref.line is None else ref.line)
             holder = ref.url if ref is not None and ref.url.startswith("file://") else ""
-            writer.writerow((*fixed, *place, *times, path, holder and local_path(holder)))
+            writer.writerow((*fixed, *place, *times, path, holder and local_path(holder), new))
     return out.getvalue()

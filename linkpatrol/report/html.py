@@ -234,6 +234,9 @@ def summary_section(report: Report) -> str:
         f'<p class="headline">{"".join(pills)}</p>',
         f'<p class="meta">Pass {report.pass_id} · {ran} · {state}</p>',
     ]
+    if report.reported:
+        said = text(report.new_said[:1].upper() + report.new_said[1:])
+        out.append(f'<p class="meta" data-new="{len(report.new)}">{said}.</p>')
     if not report.complete:
         reason = report.stop_reason
         why = f"stopped by {text(reason)}" if reason else "still running, or cut off"
@@ -609,13 +612,19 @@ def _holders_cell(entry: Entry, redirects: dict[str, Entry], base: str) -> str:
     return f'<td class="holders" data-sort="{len(found)}">{listing}</td>'
 
 
+def _new_title(report: Report) -> str:
+    if report.earlier is None:
+        return "new: no earlier complete pass of these start URLs to compare with"
+    return f"not reported by {report.earlier.source}"
+
+
 def _row(key: str, entry: Entry, report: Report, redirects: dict[str, Entry], base: str) -> str:
     label = _VERDICT_LABEL[key]
     badges = [f'<span class="badge badge-{key} verdict">{label}</span>']
     if entry.new:
         badges.append(
             '<span class="badge badge-new" data-marker="new" '
-            'title="its verdict changed in this pass">new</span>'
+            f'title="{text(_new_title(report))}">new</span>'
         )
     if report.is_flapping(entry):
         flaps = entry.flaps(report.until)

@@ -116,6 +116,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "redirects": s.redirects,
             "requests": s.requests,
             "elapsed": round(s.elapsed, 3),
+            "new": len(report.new),
             "fetch": None
             if s.fetch is None
             else {
@@ -137,6 +138,9 @@ def report_dict(report: Report) -> dict[str, Any]:
             for p in report.passes
         ],
         "plugins": report.plugins,
+        "compared_with": None
+        if report.earlier is None
+        else {"pass": report.earlier.pass_id, "baseline": report.earlier.baseline},
     }
     data.update(report.extra)
     return data

@@ -45,6 +45,8 @@ def _testcase(entry: Entry, failing: set[str]) -> etree._Element:
         classname=xml_text(origin(entry.url) or entry.url.partition(":")[0]),
         time="0",
     )
+    if entry.new:
+        case.set("status", "new")
     if entry.url in failing:
         failure = etree.SubElement(
             case,

@@ -93,11 +93,16 @@ def render_markdown(report: Report) -> str:
     waiting = len(report.not_yet_reported)
     if waiting:
         out.append(f"{waiting} more failing, not reported yet (see `--report-after`).")
-    rows = report.reported
+    if report.reported:
+        shown = " (only these are listed: --only-new)" if report.options.only_new else ""
+        out.append(f"{escape(report.new_said)}{shown}.")
+    rows = report.listed
     if rows:
         out += ["", "| Link | Problem | Linked from (page:line) |", "|---|---|---|"]
         for entry in rows[:MAX_ROWS]:
             problem = escape(status_line(entry))
+            if entry.new:
+                problem = f"🆕 {problem}"
             if entry.state is State.WARNING or entry.state is State.REDIRECT:
                 problem = f"⚠️ {problem}"
             out.append(f"| {code(as_shown(entry.url))} | {problem} | {_linked_from(entry, base)} |")

@@ -85,14 +85,22 @@ def _result(entry: Entry, ref: Referrer | None, failing: bool) -> dict[str, Any]
         "level": level,
         "message": {"text": text},
         "locations": [where],
-        "properties": {"reason": entry.reason.value if entry.reason is not None else None},
+        "properties": {
+            "reason": entry.reason.value if entry.reason is not None else None,
+            "new": entry.new,
+        },
     }
+
+
+def _new_since(report: Report) -> str | None:
+    """What the results' ``new`` is measured against (None: nothing; all are new)."""
+    return None if report.earlier is None else report.earlier.source
 
 
 def sarif_dict(report: Report) -> dict[str, Any]:
     failing = {entry.url for entry in report.failing}
     results: list[dict[str, Any]] = []
-    for entry in report.reported:
+    for entry in report.listed:
         refs: list[Referrer | None] = [*entry.referrers] or [None]
         results.extend(_result(entry, ref, entry.url in failing) for ref in refs)
     invocation: dict[str, Any] = {
@@ -125,6 +133,8 @@ def sarif_dict(report: Report) -> dict[str, Any]:
                     "pass": report.pass_id,
                     "startUrls": report.start_urls,
                     "inputs": report.inputs,
+                    "newSince": _new_since(report),
+                    "onlyNew": report.options.only_new,
                 },
             }
         ],

@@ -45,7 +45,7 @@ def status_line(entry: Entry, until: float | None = None) -> str:
         if entry.failing_since is not None:
             parts.append(f"failing since {_day(entry.failing_since)}")
     if entry.new:
-        parts.append("new since the last pass")
+        parts.append("new")
     if until is not None and (flaps := entry.flaps(until)) >= FLAPPING:
         parts.append(f"flapping: {flaps} changes in {FLAP_DAYS:g} days")
     return " · ".join(parts)
@@ -241,6 +241,8 @@ def render_text(report: Report) -> str:
         f"{broken_text}, {s.warnings} {warn_word}, {s.requests} requests, "
         f"{s.elapsed:.1f} s"
     )
+    if report.reported:
+        out.append(f"New: {report.new_said}")
     if (nothing := report.nothing_requested) is not None:
         out.append(f"{nothing}.")
     if s.fetch is not None:
