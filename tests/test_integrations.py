@@ -568,6 +568,31 @@ def test_report_options_reach_the_rendered_reports_and_the_memory_is_kept(
     assert report["pass"] == 2  # the second run continued the memory of the first
 
 
+def test_fail_on_new_fails_on_what_the_last_run_did_not_report(
+    workspace: Path, tmp_path: Path
+) -> None:
+    def again() -> ActionRun:
+        return run_action(workspace, tmp_path, args=ARGS, db=".linkpatrol/site.db", fail_on="new")
+
+    first = again()  # nothing earlier: every broken link is new
+    assert first.status == 1, first.log
+    assert first.outputs["broken"] == first.outputs["new"] == "2"
+    assert "::error title=linkpatrol::2 broken links, 2 new" in first.log
+
+    second = again()  # the same two: nothing new, the step passes
+    assert second.status == 0, second.log
+    assert (second.outputs["broken"], second.outputs["new"]) == ("2", "0")
+    assert "2 broken links, none that fails the step" in second.log
+    assert "0 new since pass 1" in second.summary
+
+    index = workspace / "public site/index.html"
+    index.write_text(index.read_text("utf-8") + '<a href="gone.html">Gone</a>\n', "utf-8")
+    third = again()
+    assert third.status == 1, third.log
+    assert (third.outputs["broken"], third.outputs["new"]) == ("3", "1")
+    assert re.search(r"\|.*gone\.html.*🆕", third.summary)
+
+
 def test_a_pass_stopped_early_is_reported_as_incomplete_and_fails(
     workspace: Path, tmp_path: Path
 ) -> None:
