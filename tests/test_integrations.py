@@ -654,7 +654,7 @@ def test_the_readme_examples_use_the_hooks_inputs_and_outputs_that_exist() -> No
     assert "linkpatrol-online" in "\n".join(readme_examples())
 
     action = load_action()
-    workflow = readme_example("jobs:")
+    workflow = readme_example("security-events: write")
     assert workflow["permissions"]["security-events"] == "write"
     steps = workflow["jobs"]["links"]["steps"]
     (uses,) = [step for step in steps if step.get("uses", "").startswith("linkpatrol/")]
@@ -663,7 +663,7 @@ def test_the_readme_examples_use_the_hooks_inputs_and_outputs_that_exist() -> No
     named = re.findall(r"steps\.links\.outputs\.([\w-]+)", json.dumps(steps))
     assert named and set(named) <= set(action["outputs"])
 
-    gitlab = readme_example("artifacts:")
+    gitlab = readme_example("paths: [.linkpatrol/]")
     assert gitlab["links"]["artifacts"]["reports"]["junit"] == "links.xml"
 
     docker = [line for line in "\n".join(readme_examples()).splitlines() if "docker run" in line]
@@ -672,7 +672,7 @@ def test_the_readme_examples_use_the_hooks_inputs_and_outputs_that_exist() -> No
 
 def test_the_readme_ci_scripts_fail_on_broken_links_and_keep_the_reports(tmp_path: Path) -> None:
     write(tmp_path, {"public/index.html": '<a href="missing.html">gone</a>\n'})
-    gitlab = readme_example("artifacts:")["links"]["script"]
+    gitlab = readme_example("paths: [.linkpatrol/]")["links"]["script"]
     script = "\n".join(line for line in gitlab if not line.startswith("pip install"))
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
 
@@ -701,6 +701,67 @@ def test_the_readme_ci_scripts_fail_on_broken_links_and_keep_the_reports(tmp_pat
     lenient_run = shell(lenient.replace("https://example.org/", "./public"))
     assert lenient_run.returncode == 0
     assert (tmp_path / "links.md").read_text(encoding="utf-8").startswith("### ✅ linkpatrol")
+
+
+def test_the_readme_recipes_for_new_links_fail_once_per_link_that_breaks(tmp_path: Path) -> None:
+    """The GitHub workflow with the memory cached and the GitLab job with a baseline, run
+    three times over a site whose links break: each fails on the run a link broke in."""
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
+
+    def shell(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            env=env,
+        )
+
+    def site(*broken: str) -> None:
+        links = "".join(f'<a href="{page}">{page}</a>\n' for page in ("here.html", *broken))
+        write(tmp_path, {"public/index.html": links, "public/here.html": "<p>here</p>\n"})
+
+    workflow = readme_example("actions/cache/restore")
+    steps = workflow["jobs"]["links"]["steps"]
+    restore, save = (step for step in steps if step.get("uses", "").startswith("actions/cache"))
+    assert restore["with"]["key"] == save["with"]["key"] and restore["with"]["restore-keys"]
+    assert restore["with"]["path"] == save["with"]["path"] == ".linkpatrol"
+    assert "always()" in save["if"]
+    (github,) = [step["run"] for step in steps if "linkpatrol check" in step.get("run", "")]
+    assert "--fail-on new" in github
+
+    gitlab = readme_example("--baseline")["links-new"]
+    assert gitlab["artifacts"]["paths"] == ["links.json"]
+    job = "\n".join(
+        line
+        for line in gitlab["script"]
+        if "pip install" not in line and "CI_JOB_TOKEN" not in line
+    )
+
+    def gitlab_job() -> int:
+        """A new job: no memory, the last job's links.json as the baseline."""
+        for name in ("links.db", "baseline.json"):
+            (tmp_path / name).unlink(missing_ok=True)
+        if (tmp_path / "links.json").exists():
+            (tmp_path / "links.json").rename(tmp_path / "baseline.json")
+        return shell(job).returncode
+
+    site("gone.html")
+    assert shell(github).returncode == gitlab_job() == 1  # nothing earlier: all new
+    assert shell(github).returncode == gitlab_job() == 0  # the same broken link
+    site("gone.html", "lost.html")
+    assert shell(github).returncode == gitlab_job() == 1  # one more
+    junit = (tmp_path / "links.xml").read_text(encoding="utf-8")
+    assert re.search(r'<testcase [^>]*lost\.html[^>]*status="new"', junit)
+    assert not re.search(r'<testcase [^>]*gone\.html[^>]*status="new"', junit)
+    site("lost.html")  # one mended: nothing new
+    assert shell(github).returncode == gitlab_job() == 0
+    report = json.loads((tmp_path / "links.json").read_text(encoding="utf-8"))
+    assert report["compared_with"]["baseline"] == "baseline.json"
+    assert [(u["url"].rsplit("/", 1)[1], u["new"]) for u in report["urls"] if u["reportable"]] == [
+        ("lost.html", False)
+    ]
 
 
 # ---- the container image ----------------------------------------------------------------
