@@ -154,8 +154,6 @@ class Check:
             raise RuntimeError("finish() comes after crawl()")
         options = report_options(self.settings)
         info, baseline = result.pass_info, self.baseline
-        if baseline is not None:  # kept: 'linkpatrol report' compares the pass with it too
-            store.save_baseline(info.id, baseline)
         report = store.steady(lambda: build_report(store, info, options, baseline))
         if self._watcher is not None:
             self._watcher.finish(store, result.pass_info, report)
@@ -163,6 +161,8 @@ class Check:
             render(report)  # read URL by URL from the memory: before it is closed
         broken, warnings = report.broken, report.warnings
         store.save_counts(report.pass_id, len(broken), len(warnings))
+        if baseline is not None:  # kept: 'linkpatrol report' compares the pass with it too
+            store.save_baseline(report.pass_id, baseline)
         store.save_named(report.pass_id, report.named_kinds)
         return CheckResult(
             pass_info=result.pass_info,

@@ -35,8 +35,8 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from linkpatrol.model import Action, StoreError
-from linkpatrol.store import CrewPlace, Outcome, PassInfo, SiteRecord, SlotUsage, Task
+from linkpatrol.model import Action, State, StoreError
+from linkpatrol.store import CrewPlace, Earlier, Outcome, PassInfo, SiteRecord, SlotUsage, Task
 from linkpatrol.store.pgtext import Text, storable
 from linkpatrol.store.sql import SCHEMA_VERSION, WORKER_SILENCE, Dialect, Session, SqlStore
 
@@ -635,6 +635,12 @@ class PostgresStore(SqlStore):
 
     def save_counts(self, pass_id: int, broken: int, warnings: int) -> None:
         self._ride_out(functools.partial(SqlStore.save_counts, self, pass_id, broken, warnings))
+
+    def save_named(self, pass_id: int, named: Mapping[str, State]) -> None:
+        self._ride_out(functools.partial(SqlStore.save_named, self, pass_id, named))
+
+    def save_baseline(self, pass_id: int, earlier: Earlier) -> None:
+        self._ride_out(functools.partial(SqlStore.save_baseline, self, pass_id, earlier))
 
     def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
         self._ride_out(functools.partial(SqlStore.save_plugin_fields, self, pass_id, fields))

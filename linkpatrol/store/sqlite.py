@@ -14,13 +14,13 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from linkpatrol.model import ReportOptions, StoreError
-from linkpatrol.store import PassInfo, PassLimits
+from linkpatrol.model import ReportOptions, State, StoreError
+from linkpatrol.store import Earlier, PassInfo, PassLimits
 from linkpatrol.store.sql import LINKS_BY_TARGET, SCHEMA_VERSION, Dialect, Session, SqlStore
 
 
@@ -398,6 +398,14 @@ class SqliteStore(SqlStore):
         # lock, SQLite would look again only every few dozen milliseconds
         self._finished()
         super().save_counts(pass_id, broken, warnings)
+
+    def save_named(self, pass_id: int, named: Mapping[str, State]) -> None:
+        self._finished()  # as save_counts
+        super().save_named(pass_id, named)
+
+    def save_baseline(self, pass_id: int, earlier: Earlier) -> None:
+        self._finished()  # as save_counts
+        super().save_baseline(pass_id, earlier)
 
     def _finished(self) -> None:
         """Wait for the end of the last crawl; make the index here if it could not."""
