@@ -583,6 +583,7 @@ def test_fail_on_new_fails_on_what_the_last_run_did_not_report(
     assert second.status == 0, second.log
     assert (second.outputs["broken"], second.outputs["new"]) == ("2", "0")
     assert "2 broken links, none that fails the step" in second.log
+    assert "### ⚠️ linkpatrol: 2 broken links" in second.summary  # reported, not failing
     assert "0 new since pass 1" in second.summary
 
     index = workspace / "public site/index.html"

@@ -52,9 +52,9 @@ def _linked_from(entry: Entry, base: str) -> str:
 
 def _headline(report: Report) -> str:
     broken, warnings = len(report.broken), len(report.warnings)
-    if broken or (warnings and report.warnings_fail):
+    if report.failing:
         mark = "❌"
-    elif warnings or report.nothing_requested is not None:
+    elif broken or warnings or report.nothing_requested is not None:  # --fail-on new: old ones
         mark = "⚠️"
     else:
         mark = "✅"
