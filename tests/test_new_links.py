@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from linkpatrol.model import State
 from linkpatrol.report import is_new, named_as
 from tests.conftest import Runner, Serve, memory_write
 from tests.sitesrv import Page
+from tests.test_report_json import SCHEMA_PATH, assert_valid
 from tests.test_schema import back_to_schema_7
 
 if TYPE_CHECKING:
@@ -126,6 +128,9 @@ def test_three_passes_fail_on_what_broke_or_was_added_broken_not_on_what_stays(
     assert code == 1
     assert _reported(fifth, site) == {"/a": True, "/b": False, "/w": False, "/d": False}
     assert fifth["compared_with"] == {"pass": 4, "baseline": None}
+    validator = Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    for report in (first, second, third, fourth, fifth):
+        assert_valid(validator, report)
 
 
 def test_a_baseline_from_another_memory_is_the_earlier_pass(
@@ -141,6 +146,8 @@ def test_a_baseline_from_another_memory_is_the_earlier_pass(
     assert code == 0
     assert _reported(report, site) == {"/b": False}
     assert report["compared_with"] == {"pass": 1, "baseline": "baseline.json"}
+    validator = Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    assert_valid(validator, report)
 
     site.pages["/"] = _home("/a", "/b", "/c")
     code, report = run.check_json(home, "--fail-on", "new", "--baseline", "baseline.json")
