@@ -15,7 +15,7 @@ from linkpatrol.report import is_new, named_as
 from tests.conftest import Runner, Serve, memory_write
 from tests.sitesrv import Page
 from tests.test_report_json import SCHEMA_PATH, assert_valid
-from tests.test_schema import back_to_schema_7
+from tests.test_schema import back_to_schema_8
 
 if TYPE_CHECKING:
     from tests.sitesrv import TestSite
@@ -236,8 +236,8 @@ def test_a_memory_from_before_takes_its_last_pass_broken_links_as_reported(
 ) -> None:
     site = serve({"/": _home("/b"), "/b": GONE})
     assert run.check(site.url("/")).returncode == 1
-    back_to_schema_7(run.db)
-    memory_write(run.db, "UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    back_to_schema_8(run.db)
+    memory_write(run.db, "UPDATE meta SET value = '8' WHERE key = 'schema_version'")
 
     code, report = run.check_json(site.url("/"), "--fail-on", "new")
 
