@@ -131,6 +131,9 @@ def test_three_passes_fail_on_what_broke_or_was_added_broken_not_on_what_stays(
     validator = Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
     for report in (first, second, third, fourth, fifth):
         assert_valid(validator, report)
+    graph = run("report", "--db", run.db, "--format", "dot").stdout
+    doubled = [line for line in graph.splitlines() if "peripheries=2" in line]
+    assert len(doubled) == 1 and 'tooltip="' + site.url("/a") + '"' in doubled[0]
 
 
 def test_a_baseline_from_another_memory_is_the_earlier_pass(

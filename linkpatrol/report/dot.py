@@ -1,10 +1,11 @@
 """The link graph for Graphviz: pages as nodes, links as edges, far URLs clustered by host.
 
 Broken targets and the links to them are red, warnings orange, redirects dashed, URLs never
-requested grey. URLs of the site (parsed pages, and anything under a start URL's site) are
-nodes of their own; every other URL sits in a cluster of its host (or scheme, for
-``mailto:`` and the like), or, with ``hosts=True`` (``--graph-hosts``), is collapsed into
-one node per host so that a site of thousands of pages stays drawable.
+requested grey; the new ones the report names have a double border. URLs of the site
+(parsed pages, and anything under a start URL's site) are nodes of their own; every other
+URL sits in a cluster of its host (or scheme, for ``mailto:`` and the like), or, with
+``hosts=True`` (``--graph-hosts``), is collapsed into one node per host so that a site of
+thousands of pages stays drawable.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def render_dot(report: Report, *, hosts: bool = False) -> str:
         style = _STATE_STYLE.get(entry.state)
         shape = "" if entry.action is Action.PARSE else ", shape=ellipse"
         extra = f", {style}" if style else ""
+        if entry.new:
+            extra += ", peripheries=2"
         return f"{indent}{name} [label={quote(label)}, tooltip={quote(entry.url)}{shape}{extra}];"
 
     for entry in report.entries:
