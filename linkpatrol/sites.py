@@ -14,6 +14,11 @@ its tables.
 
 Secrets are read from the environment here, when a crawl starts, and live only in this
 process's memory: nothing here is written, logged or shown.
+
+``GITHUB_TOKEN``, when set, goes as ``Authorization: Bearer …`` to GitHub's web and API
+hosts (:data:`TOKEN_ORIGINS`) as if a table of each host's whole prefix sent it, and to
+their tables that send no ``Authorization`` of their own: the same matching keeps it on
+those two origins, ``https`` only, whatever redirects there or away.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ from linkpatrol.model import ConfigError
 from linkpatrol.urls import has_userinfo, origin
 
 _UNSENDABLE = frozenset("\x00\r\n")
+TOKEN_VARIABLE = "GITHUB_TOKEN"
+# the origins GITHUB_TOKEN goes to; LINKPATROL_TOKEN_ORIGINS (origins, comma-separated)
+# names others instead, for a test's server to stand in for them
+TOKEN_ORIGINS = ("https://github.com", "https://api.github.com")
+TOKEN_ORIGINS_VARIABLE = "LINKPATROL_TOKEN_ORIGINS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +96,28 @@ def check_environment(tables: Sequence[SiteTable]) -> None:
     """Raise ConfigError for the first secret missing from the environment."""
     for table in tables:
         resolve(table, os.environ)
+    bearer_token(os.environ)
+
+
+def bearer_token(environ: Mapping[str, str]) -> tuple[tuple[str, ...], str | None]:
+    """The origins GITHUB_TOKEN goes to, and its ``Authorization`` value (None when the
+    variable is not set or empty; ConfigError when it holds a line break or NUL)."""
+    named = environ.get(TOKEN_ORIGINS_VARIABLE, "")
+    origins = tuple(origin(o.strip()) for o in named.split(",") if o.strip()) or TOKEN_ORIGINS
+    token = environ.get(TOKEN_VARIABLE, "").strip()
+    if not token:
+        return origins, None
+    if _UNSENDABLE & set(token):
+        raise ConfigError(f"environment variable {TOKEN_VARIABLE} holds a line break or NUL")
+    return origins, f"Bearer {token}"
+
+
+def _with_token(request: SiteRequest, authorization: str) -> SiteRequest:
+    """A table's request with the token, unless it sends an Authorization of its own."""
+    if any(name.lower() == "authorization" for name in request.headers):
+        return request
+    headers = {**request.headers, "Authorization": authorization}
+    return dataclasses.replace(request, headers=headers)
 
 
 class SiteMatcher:
@@ -112,6 +144,13 @@ class SiteMatcher:
                 self._per_host[host] = min(table.per_host, self._per_host.get(host, table.per_host))
             if table.delay is not None:
                 self._delay[host] = max(table.delay, self._delay.get(host, table.delay))
+        token_origins, authorization = bearer_token(env)
+        if authorization is not None:
+            for host in token_origins:
+                found = [(p, _with_token(r, authorization)) for p, r in by_origin.get(host, ())]
+                if not any(prefix == host + "/" for prefix, _ in found):
+                    found.insert(0, (host + "/", SiteRequest({"Authorization": authorization})))
+                by_origin[host] = found
         self._by_origin = {host: found[::-1] for host, found in by_origin.items()}
         self.max_per_host = max(self._per_host.values(), default=0)
 
@@ -141,4 +180,12 @@ class SiteMatcher:
         return self._delay.get(host, default)
 
 
-__all__ = ["NO_SITE", "SiteMatcher", "SiteRequest", "check_environment", "resolve"]
+__all__ = [
+    "NO_SITE",
+    "TOKEN_ORIGINS",
+    "SiteMatcher",
+    "SiteRequest",
+    "bearer_token",
+    "check_environment",
+    "resolve",
+]

@@ -229,6 +229,54 @@ def test_secrets_come_from_the_environment_and_never_show() -> None:
     assert "TOKEN_VAR" in str(caught.value) and "Injected" not in str(caught.value)
 
 
+def test_github_token_goes_to_githubs_two_https_origins_only() -> None:
+    env = {"GITHUB_TOKEN": "ghp_s3cret"}
+    sites = SiteMatcher((), environ=env)
+
+    def sent(url: str, robots: bool = False) -> str | None:
+        return sites.for_url(url, robots).headers.get("Authorization")
+
+    assert sent("https://github.com/linkpatrol/linkpatrol") == "Bearer ghp_s3cret"
+    assert sent("https://api.github.com/repos/linkpatrol/linkpatrol") == "Bearer ghp_s3cret"
+    for url in (
+        "http://github.com/linkpatrol/",
+        "https://github.com:8443/linkpatrol/",
+        "https://gist.github.com/linkpatrol/",
+        "https://raw.githubusercontent.com/linkpatrol/",
+        "https://github.com.evil.org/",
+        "https://evil.org/https://github.com/",
+        "https://user@github.com/linkpatrol/",
+    ):
+        assert sent(url) is None, url
+    assert "ghp_s3cret" not in repr(sites.for_url("https://github.com/"))
+    # not set, or empty: nothing is sent
+    assert SiteMatcher((), environ={"GITHUB_TOKEN": ""}).for_url("https://github.com/") is NO_SITE
+    # a table of the host keeps its settings and gets the token, unless it sends its own
+    tables = (
+        SiteTable("https://github.com/ours/", headers=(("X-Team", "docs"),)),
+        SiteTable("https://api.github.com/", headers_env=(("Authorization", "OTHER"),)),
+    )
+    both = SiteMatcher(tables, environ={**env, "OTHER": "token other"})
+    assert dict(both.for_url("https://github.com/ours/x").headers) == {
+        "X-Team": "docs",
+        "Authorization": "Bearer ghp_s3cret",
+    }
+    assert both.for_url("https://github.com/theirs").headers == {
+        "Authorization": "Bearer ghp_s3cret"
+    }
+    assert both.for_url("https://api.github.com/x").headers == {"Authorization": "token other"}
+    # a test's server stands in for GitHub: then GitHub itself gets nothing
+    stand_in = {**env, "LINKPATROL_TOKEN_ORIGINS": "http://127.0.0.1:8123"}
+    loopback = SiteMatcher((), environ=stand_in)
+    assert loopback.for_url("http://127.0.0.1:8123/a").headers == {
+        "Authorization": "Bearer ghp_s3cret"
+    }
+    assert loopback.for_url("https://github.com/") is NO_SITE
+    with pytest.raises(ConfigError) as caught:
+        SiteMatcher((), environ={"GITHUB_TOKEN": "ghp\r\nX-Injected: 1"})
+    assert "GITHUB_TOKEN" in str(caught.value) and "Injected" not in str(caught.value)
+
+
 # ---- credentials: sent where they belong, nowhere else ---------------------------------------
 
 
