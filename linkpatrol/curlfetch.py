@@ -59,6 +59,8 @@ from linkpatrol.httpparts import (
     last_head,
     parse_content_type,
     parse_head,
+    parse_rate_remaining,
+    parse_rate_reset,
     parse_retry_after,
     proxy_refused,
     sniff_html,
@@ -237,6 +239,8 @@ class _Transfer:
         result.etag = headers.get("etag")
         result.last_modified = headers.get("last-modified")
         result.retry_after = parse_retry_after(headers.get("retry-after"))
+        result.rate_remaining = parse_rate_remaining(headers.get("x-ratelimit-remaining"))
+        result.rate_reset = parse_rate_reset(headers.get("x-ratelimit-reset"))
         result.sets_cookie = "set-cookie" in headers
 
     def on_body(self, data: bytes) -> int | None:

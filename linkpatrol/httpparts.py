@@ -27,6 +27,8 @@ TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 # what a response's head may hold: bounded, so no server can fill memory with headers
 MAX_HEADERS = 128
 MAX_HEADER_LINE = 8190
+# an X-RateLimit-Reset at least this large is a moment in Unix seconds (2001 on), not a span
+UNIX_SECONDS = 1e9
 # an error quoting what a server sent is cut to this many characters
 MAX_ERROR_TEXT = 160
 
@@ -41,6 +43,8 @@ READ_HEADERS = frozenset(
         b"etag",
         b"last-modified",
         b"retry-after",
+        b"x-ratelimit-remaining",  # requests left in the host's window (GitHub's and others')
+        b"x-ratelimit-reset",  # when the window starts again
         b"set-cookie",  # whether one came: libcurl's cookie engine keeps it
     }
 )
@@ -132,6 +136,31 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if when is None:
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def parse_rate_remaining(value: str | None) -> int | None:
+    """Requests the host still allows in its window, from X-RateLimit-Remaining."""
+    if not value:
+        return None
+    value = value.strip()
+    return int(value) if value.isdigit() else None
+
+
+def parse_rate_reset(value: str | None, now: float | None = None) -> float | None:
+    """Seconds until the host's window starts again, from X-RateLimit-Reset: a moment in
+    Unix seconds, as GitHub sends it, or (a smaller number) seconds from now, as others do."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    if not 0 <= number < 1e12:  # nan and inf fail this too
+        return None
+    if number < UNIX_SECONDS:
+        return number
+    return max(0.0, number - (time.time() if now is None else now))
 
 
 def last_head(lines: list[bytes]) -> int:
@@ -416,6 +445,8 @@ __all__ = [
     "one_line",
     "parse_content_type",
     "parse_head",
+    "parse_rate_remaining",
+    "parse_rate_reset",
     "parse_retry_after",
     "proxy_refused",
     "sniff_html",

@@ -57,6 +57,8 @@ class Response:
     etag: str | None = None
     last_modified: str | None = None
     retry_after: float | None = None
+    rate_remaining: int | None = None  # X-RateLimit-Remaining: requests left in the window
+    rate_reset: float | None = None  # X-RateLimit-Reset: seconds until the window restarts
     body: bytes | None = None
     truncated: bool = False
     attempts: int = 1

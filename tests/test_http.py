@@ -17,6 +17,8 @@ from linkpatrol.httpparts import (
     one_line,
     parse_content_type,
     parse_head,
+    parse_rate_remaining,
+    parse_rate_reset,
     parse_retry_after,
     sniff_html,
 )
@@ -78,6 +80,28 @@ NOW = 1_700_000_000.0  # Tue, 14 Nov 2023 22:13:20 GMT
 )
 def test_retry_after_in_seconds_or_as_a_date(value: str | None, seconds: float | None) -> None:
     assert parse_retry_after(value, now=NOW) == seconds
+
+
+@pytest.mark.parametrize(
+    ("remaining", "reset", "left", "seconds"),
+    [
+        (None, None, None, None),
+        ("", "", None, None),
+        ("59", "1700000030", 59, 30.0),  # GitHub's: a moment in Unix seconds
+        (" 0 ", "1699999990", 0, 0.0),  # already past: no wait
+        ("0", "45", 0, 45.0),  # others': seconds from now
+        ("0", "2.5", 0, 2.5),
+        ("-1", "-3", None, None),
+        ("many", "soon", None, None),
+        ("1", "inf", 1, None),
+        ("1", "nan", 1, None),
+    ],
+)
+def test_rate_limit_headers(
+    remaining: str | None, reset: str | None, left: int | None, seconds: float | None
+) -> None:
+    assert parse_rate_remaining(remaining) == left
+    assert parse_rate_reset(reset, now=NOW) == seconds
 
 
 @pytest.mark.parametrize(
