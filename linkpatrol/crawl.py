@@ -444,10 +444,17 @@ class Crawl:
     async def _work(self, task: Task, slot: Slot, load: int) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
         try:
-            response, requests = await self.downloader.fetch(task, slot, self.rules, load)
+            fetched = await self.downloader.fetch(task, slot, self.rules, load)
         finally:
             self._wake()
+        response, requests = fetched.response, fetched.requests
+        if fetched.again:
+            self.pipeline.extra_requests += requests
+            self.scheduler.again(slot, task)
+            return
         outcome = await self.spider.judge(task, task.action, response)
+        if fetched.limited is not None and outcome.error is not None:
+            outcome.error = f"{outcome.error}: {fetched.limited}"
         outcome.requests = requests
         outcome.fetched = True
         outcome.response_ms = response.elapsed * 1000

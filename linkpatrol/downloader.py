@@ -5,6 +5,12 @@ A host's slot keeps this worker within its share of ``--per-host`` (and of a
 connections a few at a time, and holds every URL back until the host's robots.txt is
 known. The downloader makes a URL's requests as the rule book plans them, and measures
 how the fetch slots (``--concurrency``) are used. It decides nothing about a URL itself.
+
+A host that says it is limited (a 429, a 503 with Retry-After, an X-RateLimit-Remaining
+of 0) pauses as the rule book reads its answer (:func:`~linkpatrol.rules.host_pace`),
+alone: its URLs wait in its slot until the pause ends, a refused one first, and it then
+has one request in flight, one more for each answer, up to its share. The other hosts
+go on as they were.
 """
 
 from __future__ import annotations
@@ -15,14 +21,19 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sized
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Outcome, Reason, Task
 from linkpatrol.observer import Observer
 from linkpatrol.robots import Robots, fetch_robots, is_fresh, robots_from_record, skipped
 from linkpatrol.rules import (
+    MAX_REFUSALS,
+    NO_PACE,
+    HostPace,
     RuleOptions,
     get_after_head,
+    host_pace,
     plan,
     request_headers,
     robots_verdict,
@@ -72,6 +83,9 @@ class Slot:
     # worker's share bounds them too), OPENED once they reached the share: see
     # FIRST_CONNECTIONS
     opening: int = FIRST_CONNECTIONS
+    # requests in flight to it at most since it said it was limited, one more for each
+    # answer after, until it reaches the share (0: no such bound)
+    throttle: int = 0
     # how long its requests took: those started with all of its share in flight (full),
     # and those started with at most half of it (light)
     full_requests: int = 0
@@ -94,6 +108,15 @@ class Slot:
             return 0.0
         unhurried = self.light_time / self.light_requests
         return self.full_time / unhurried if unhurried > 0 else 0.0
+
+
+class Fetched(NamedTuple):
+    """A URL's requests, as the downloader made them."""
+
+    response: Response  # the last answer
+    requests: int
+    again: bool = False  # refused for the host's limit: queued again, for after its pause
+    limited: str | None = None  # why a refusal for the limit is its answer: not waited for
 
 
 class Downloader:
@@ -123,6 +146,7 @@ class Downloader:
         self._usage = SlotUsage()  # how the fetch slots were used in this run, sampled
         self.waiting = 0  # free fetch slots whose next URL waits for its host's turn
         self._sampled_at: float | None = None
+        self.refusals: dict[int, int] = {}  # URLs refused for their host's limit: how often
 
     @property
     def usage(self) -> SlotUsage:
@@ -185,7 +209,7 @@ class Downloader:
     def allowed(self, slot: Slot) -> int:
         """Requests this worker may have in flight to the host now: its share, or fewer
         while the host's connections are still being opened (see FIRST_CONNECTIONS)."""
-        return min(self.host_share(slot), slot.opening)
+        return min(self.host_share(slot), slot.opening, slot.throttle or OPENED)
 
     def busy_origins(self) -> list[str]:
         """Hosts a claim should leave out: robots.txt not known yet, or enough held."""
@@ -235,13 +259,32 @@ class Downloader:
                 slot.opening = OPENED
 
     async def pace(self, slot: Slot) -> None:
-        """Wait for the host's turn (--delay, Crawl-delay) before a retry or a GET after HEAD."""
-        delay = self.spacing(slot)
-        if delay <= 0:
-            return
+        """Wait for the host's turn (--delay, Crawl-delay, a pause it asked for) before a
+        retry or a GET after HEAD."""
         while (wait := slot.next_at - time.monotonic()) > 0:
             await asyncio.sleep(wait)
-        slot.next_at = time.monotonic() + delay
+        delay = self.spacing(slot)
+        if delay > 0:
+            slot.next_at = time.monotonic() + delay
+
+    def answered(self, slot: Slot, response: Response) -> HostPace:
+        """What an answer says of its host's pace, heeded: a pause asked for pauses the host
+        and leaves it one request in flight; an answer saying how many requests the window
+        has left allows as many in flight; any other answer allows one more."""
+        pace = host_pace(
+            response.status, response.retry_after, response.rate_remaining, response.rate_reset
+        )
+        share = self.host_share(slot)
+        if pace.refused or pace.pause > 0:
+            slot.next_at = max(slot.next_at, time.monotonic() + pace.pause)
+            slot.throttle = 1
+        elif pace.room is not None and pace.room < share:
+            slot.throttle = pace.room
+        elif slot.throttle:
+            slot.throttle += 1
+            if slot.throttle >= share:
+                slot.throttle = 0
+        return pace
 
     def next_wait(self, longest: float) -> float:
         """How long until a host's turn comes, at most ``longest``."""
@@ -346,11 +389,13 @@ class Downloader:
 
     async def fetch(
         self, task: Task, slot: Slot, rules: RuleOptions, load: int = BETWEEN
-    ) -> tuple[Response, int]:
+    ) -> Fetched:
         """A URL's requests as the rule book plans them (a GET after a HEAD that failed),
-        each in the host's turn; its last answer, and how many requests it took. The
-        request holds one of the host's slots until it ends (see :meth:`start`, which
-        says how loaded the host was as it started)."""
+        each in the host's turn. The request holds one of the host's slots until it ends
+        (see :meth:`start`, which says how loaded the host was as it started). A URL
+        refused for its host's limit is to be queued ``again``, not retried here:
+        MAX_REFUSALS times at most when the host said when to come back, else --retries
+        times."""
         action = task.action
         why = f"{action.value}" + (f", linked from {task.referrer}" if task.referrer else "")
         first = plan(action, task.url, rules)
@@ -358,6 +403,13 @@ class Downloader:
 
         def pace() -> Awaitable[None]:
             return self.pace(slot)
+
+        paces: list[HostPace] = []
+
+        def answered(response: Response) -> bool:
+            heard = self.answered(slot, response)
+            paces.append(heard)
+            return heard.refused
 
         try:
             self.observer.requesting(first.method, task.url, why + first.purpose)
@@ -367,15 +419,21 @@ class Downloader:
                 headers=request_headers(task, first.conditional),
                 want_body=first.want_body,
                 pace=pace,
+                answered=answered,
             )
             requests = response.attempts
+            refused = bool(paces) and paces[-1].refused
             if first.method == "HEAD" and get_after_head(
-                response.status, response.reachable, response.transient
+                response.status, response.reachable, response.transient, refused
             ):
                 await self.pace(slot)
                 self.observer.requesting("GET", task.url, why + "; HEAD failed")
                 response = await self.fetcher.fetch(
-                    "GET", task.url, headers=request_headers(task, False), pace=pace
+                    "GET",
+                    task.url,
+                    headers=request_headers(task, False),
+                    pace=pace,
+                    answered=answered,
                 )
                 requests += response.attempts
         finally:
@@ -383,4 +441,17 @@ class Downloader:
         slot.timed(load, time.monotonic() - began)
         if response.reused:
             self.kept_open(slot)
-        return response, requests
+        last = paces[-1] if paces else NO_PACE
+        if not last.refused:
+            self.refusals.pop(task.url_id, None)
+            return Fetched(response, requests, limited=last.too_long)
+        most = MAX_REFUSALS if last.told else self.fetcher.settings.retries
+        refusals = self.refusals.get(task.url_id, 0) + 1
+        if refusals <= most:
+            self.refusals[task.url_id] = refusals
+            return Fetched(response, requests, again=True)
+        self.refusals.pop(task.url_id, None)
+        if not last.told:  # as any answer after --retries
+            return Fetched(response, requests)
+        why = f"refused for the host's limit after {most} pauses"
+        return Fetched(response, requests, limited=why)

@@ -101,6 +101,7 @@ class Fetcher:
         pace: Callable[[], Awaitable[None]] | None = None,
         robots: bool = False,
         limit: int | None = None,
+        answered: Callable[[Response], bool] | None = None,
     ) -> Response:
         """One request, retried on transient failures with back-off and Retry-After.
 
@@ -108,6 +109,8 @@ class Fetcher:
         (or ``limit``, if smaller).
         ``pace`` is awaited before each retry, so retries keep the host's --delay too.
         ``robots``: the URL is (a redirect of) a robots.txt, asked for its host's URLs.
+        ``answered`` hears every answer, and takes over one it returns True for (a
+        refusal for the host's limit, which the host's pace answers): it is not retried.
         """
         request = self.request(method, url, headers, want_body, any_type, robots, limit)
         transport = self.files if url.startswith("file:") else self.transport
@@ -117,6 +120,8 @@ class Fetcher:
             self.requests += 1
             response = await self._send(transport, request, pace)
             response.attempts = attempts
+            if answered is not None and answered(response):
+                return response
             retryable = response.transient or response.status in TRANSIENT_STATUSES
             if not retryable or attempts > self.settings.retries:
                 return response

@@ -202,9 +202,14 @@ def plan(action: Action, url: str, options: RuleOptions) -> Plan:
     return Plan("HEAD", True, False, "")
 
 
-def get_after_head(status: int | None, reachable: bool, transient: bool) -> bool:
+def get_after_head(
+    status: int | None, reachable: bool, transient: bool, refused: bool = False
+) -> bool:
     """HEAD refused or broken: worth a GET (many servers answer HEAD wrongly), unless the
-    server asked us to slow down or could not be reached at all."""
+    server asked us to slow down (a 429; ``refused``: any answer that refused the request
+    for the host's limit, see :func:`host_pace`) or could not be reached at all."""
+    if refused:
+        return False
     if status is not None:
         return status >= 400 and status != 429
     return reachable and not transient
@@ -222,6 +227,63 @@ def request_headers(task: Task, conditional: bool) -> dict[str, str]:
         if task.last_modified:
             headers["If-Modified-Since"] = task.last_modified
     return headers
+
+
+# ---- a host's pace ----------------------------------------------------------------------
+
+# the longest pause a host may ask of all its URLs; one asking for longer gets its URLs
+# judged on what it answered, rather than the pass waiting on it
+MAX_HOST_PAUSE = 300.0
+# the pause of a host that refuses a request for its limit without saying for how long
+LIMIT_PAUSE = 1.0
+# times a URL is refused for its host's limit and queued again before it is judged, when
+# the host says when to come back (when it does not, --retries times)
+MAX_REFUSALS = 8
+
+
+class HostPace(NamedTuple):
+    """What an answer says of its host's pace."""
+
+    pause: float = 0.0  # seconds before the host's next request (0: none asked)
+    refused: bool = False  # the request was refused for the host's limit: ask it again
+    too_long: str | None = None  # the host asked for a longer pause than we wait: why
+    room: int | None = None  # requests it allows until its window resets, where it says
+    told: bool = False  # a refusal that said when to come back (Retry-After, the reset)
+
+
+NO_PACE = HostPace()
+
+
+def host_pace(
+    status: int | None,
+    retry_after: float | None,
+    remaining: int | None,
+    reset: float | None,
+    longest: float = MAX_HOST_PAUSE,
+) -> HostPace:
+    """What an answer with ``status``, ``Retry-After`` and ``X-RateLimit-Remaining`` /
+    ``-Reset`` (in seconds from now) means for its host: a 429, or a 503 that says when to
+    come back, refuses the request for the host's limit, and the whole host pauses for as
+    long as it says (Retry-After, else until its window resets, else LIMIT_PAUSE); an
+    answer leaving no request in the window pauses the host until it resets, and one
+    leaving a few says how many may be asked for now. A pause longer than ``longest`` is
+    not waited for: a refused URL is judged on its answer."""
+    spent = remaining == 0 and reset is not None
+    if status == 429 or (status == 503 and retry_after is not None):
+        pause = LIMIT_PAUSE
+        if retry_after is not None:
+            pause = retry_after
+        elif spent and reset is not None:
+            pause = reset
+        if pause > longest:
+            why = f"the host asks for a pause of {pause:.0f} s, longer than {longest:.0f} s"
+            return HostPace(too_long=why)
+        return HostPace(pause, True, told=retry_after is not None or spent)
+    if spent and reset is not None and reset <= longest:
+        return HostPace(reset)
+    if remaining:
+        return HostPace(room=remaining)
+    return NO_PACE
 
 
 # ---- judging an answer -----------------------------------------------------------------

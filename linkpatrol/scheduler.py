@@ -128,6 +128,12 @@ class Scheduler:
         self.held -= 1
         return slot.waiting.popleft()
 
+    def again(self, slot: Slot, task: Task) -> None:
+        """A URL refused for its host's limit: the first of its host's URLs again, for
+        when the host's pause ends."""
+        slot.waiting.appendleft(task)
+        self.held += 1
+
     def queued(self, origins: set[str]) -> None:
         """A batch of outcomes queued URLs of these hosts: the frontier is not dry there."""
         if self.dry is not None:

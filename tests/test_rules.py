@@ -8,7 +8,9 @@ import pytest
 
 from linkpatrol.model import Action, AnchorMode, Reason, State
 from linkpatrol.rules import (
+    LIMIT_PAUSE,
     Admission,
+    HostPace,
     Plan,
     RuleOptions,
     Verdict,
@@ -18,6 +20,7 @@ from linkpatrol.rules import (
     discovered,
     follows_ghost,
     get_after_head,
+    host_pace,
     is_reportable,
     judge,
     judge_host,
@@ -233,23 +236,66 @@ def test_request_plan(action: Action, url: str, options: RuleOptions, planned: P
 
 
 @pytest.mark.parametrize(
-    ("status", "reachable", "transient", "again"),
+    ("status", "reachable", "transient", "refused", "again"),
     [
-        (405, True, False, True),  # HEAD not allowed: many servers answer HEAD wrongly
-        (404, True, False, True),
-        (500, True, False, True),
-        (429, True, False, False),  # asked to slow down: a GET would not help
-        (200, True, False, False),
-        (301, True, False, False),
-        (None, True, False, True),  # the connection broke on HEAD
-        (None, True, True, False),  # a time-out: the retries already tried
-        (None, False, False, False),  # no such host: a GET finds none either
+        (405, True, False, False, True),  # HEAD not allowed: many answer HEAD wrongly
+        (404, True, False, False, True),
+        (500, True, False, False, True),
+        (503, True, False, False, True),
+        (503, True, False, True, False),  # with Retry-After: the host's limit
+        (429, True, False, True, False),  # asked to slow down: a GET would not help
+        (429, True, False, False, False),  # after the retries, the same
+        (200, True, False, False, False),
+        (301, True, False, False, False),
+        (None, True, False, False, True),  # the connection broke on HEAD
+        (None, True, True, False, False),  # a time-out: the retries already tried
+        (None, False, False, False, False),  # no such host: a GET finds none either
     ],
 )
 def test_get_after_a_failed_head(
-    status: int | None, reachable: bool, transient: bool, again: bool
+    status: int | None, reachable: bool, transient: bool, refused: bool, again: bool
 ) -> None:
-    assert get_after_head(status, reachable, transient) is again
+    assert get_after_head(status, reachable, transient, refused) is again
+
+
+LONG = "the host asks for a pause of {} s, longer than 300 s"
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after", "remaining", "reset", "pace"),
+    [
+        (200, None, None, None, HostPace()),
+        (200, None, 42, 30.0, HostPace(room=42)),  # requests left: as many may go
+        (200, None, 0, 30.0, HostPace(30.0)),  # the last one of the window: wait for the next
+        (200, None, 0, None, HostPace()),  # no window said: nothing to wait for
+        (200, None, 5, None, HostPace(room=5)),
+        (200, None, 0, 3600.0, HostPace()),  # longer than a pass waits: find out per URL
+        (304, 5.0, None, None, HostPace()),  # a Retry-After on an answer is no refusal
+        (429, 2.0, None, None, HostPace(2.0, True, told=True)),
+        # Retry-After first, as it is the answer's
+        (429, 2.0, 0, 40.0, HostPace(2.0, True, told=True)),
+        (429, None, 0, 40.0, HostPace(40.0, True, told=True)),
+        (429, None, 3, 40.0, HostPace(LIMIT_PAUSE, True)),  # a window not spent: a moment,
+        # and the URL's --retries
+        (429, None, None, None, HostPace(LIMIT_PAUSE, True)),
+        (429, 0.0, None, None, HostPace(0.0, True, told=True)),
+        (429, 3600.0, None, None, HostPace(too_long=LONG.format(3600))),
+        (429, None, 0, 900.0, HostPace(too_long=LONG.format(900))),
+        (503, 10.0, None, None, HostPace(10.0, True, told=True)),
+        (503, None, None, None, HostPace()),  # down, not limited: the URL's own retries
+        (503, None, 0, 10.0, HostPace(10.0)),
+        (502, 10.0, None, None, HostPace()),
+        (None, None, None, None, HostPace()),
+    ],
+)
+def test_what_an_answer_says_of_its_hosts_pace(
+    status: int | None,
+    retry_after: float | None,
+    remaining: int | None,
+    reset: float | None,
+    pace: HostPace,
+) -> None:
+    assert host_pace(status, retry_after, remaining, reset) == pace
 
 
 @pytest.mark.parametrize(
