@@ -116,6 +116,7 @@ class SiteSettings:
     delay: float = 0.0
     timeout: float = 15.0
     retries: int = 2
+    second_look: float = 5.0  # pause before transient failures are asked again (0: never)
     max_size: int = 10 * 1024 * 1024
     max_depth: int = 20
     max_urls: int = 100_000

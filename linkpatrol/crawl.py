@@ -27,6 +27,7 @@ from linkpatrol.policy import Policy
 from linkpatrol.rules import (
     MAX_REDIRECT_HOPS,
     obeys_robots,
+    worth_second_look,
 )
 from linkpatrol.scheduler import Scheduler
 from linkpatrol.spider import Spider
@@ -455,6 +456,11 @@ class Crawl:
         outcome = await self.spider.judge(task, task.action, response)
         if fetched.limited is not None and outcome.error is not None:
             outcome.error = f"{outcome.error}: {fetched.limited}"
+        pause = self.settings.second_look
+        if pause > 0 and worth_second_look(
+            outcome.state, response.status, response.transient, fetched.limited
+        ):
+            outcome.look_again_at = time.time() + pause
         outcome.requests = requests
         outcome.fetched = True
         outcome.response_ms = response.elapsed * 1000

@@ -141,6 +141,9 @@ class Outcome:
     anchors: frozenset[str] | None = None  # ids and <a name>s of a page just parsed
     heading_ids: frozenset[str] | None = None  # and the ids of its Markdown headings
     reason: Reason | None = None  # why it has its verdict (None when good)
+    # a transient failure: the moment it is due for a second look, at the end of the pass
+    # (the memory gives it one unless this was its second)
+    look_again_at: float | None = None
 
 
 class ExitCode(enum.IntEnum):

@@ -607,6 +607,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        ("--second-look",),
+        "pause before URLs that failed transiently are asked once more, at the end of the "
+        "pass; 0: no second look (default 5s)",
+        field="second_look",
+        convert=seconds,
+        metavar="DURATION",
+    ),
+    Option(
         ("--max-size",),
         "largest HTML page read (default 10MB)",
         field="max_size",

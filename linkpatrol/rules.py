@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from linkpatrol.httpparts import TRANSIENT_STATUSES
 from linkpatrol.model import Action, AnchorMode, Reason, State, Task
 from linkpatrol.urls import has_userinfo, is_http, scheme
 
@@ -339,6 +340,18 @@ def judge(
         verdict = Verdict(state, Reason.HTTP_STATUS, f"HTTP {status}")
         return Judgement(verdict, ghost=state is State.BROKEN)
     return Judgement(Verdict(state), parse=page_body)
+
+
+def worth_second_look(
+    state: State, status: int | None, transient: bool, limited: str | None
+) -> bool:
+    """A URL that failed as a busy or briefly unreachable server fails (a time-out, a
+    reset, 429, 502, 503, 504, after its retries) is asked once more at the end of the
+    pass, before an alarm; not one whose host asked to be left alone for longer than we
+    wait (``limited`` says why)."""
+    if state is not State.BROKEN and state is not State.WARNING:
+        return False
+    return (transient or status in TRANSIENT_STATUSES) and limited is None
 
 
 def judge_page(state: State, truncated: bool, options: RuleOptions) -> Verdict:

@@ -485,7 +485,9 @@ def test_timeouts_are_retried(run: Runner, serve: Serve) -> None:
         }
     )
     try:
-        code, report = run.check_json(site.url("/"), "--timeout", "0.5", "--retries", "1")
+        code, report = run.check_json(
+            site.url("/"), "--timeout", "0.5", "--retries", "1", "--second-look", "0"
+        )
     finally:
         release.set()
 
@@ -539,7 +541,7 @@ def test_gateway_errors_are_retried_then_broken(run: Runner, serve: Serve) -> No
         }
     )
 
-    code, report = run.check_json(site.url("/"), "--retries", "2")
+    code, report = run.check_json(site.url("/"), "--retries", "2", "--second-look", "0")
 
     urls = by_url(report)
     for status in statuses:
@@ -562,7 +564,7 @@ def test_retries_zero_makes_one_request(run: Runner, serve: Serve) -> None:
         }
     )
 
-    code, report = run.check_json(site.url("/"), "--retries", "0")
+    code, report = run.check_json(site.url("/"), "--retries", "0", "--second-look", "0")
 
     assert by_url(report)[site.url("/flaky")]["state"] == "broken"
     assert site.counts()["/flaky"] == 1
@@ -744,7 +746,7 @@ def status_site(serve: Serve, statuses: tuple[int, ...]) -> tuple[TestSite, Test
 def test_default_verdicts_by_status(run: Runner, serve: Serve) -> None:
     site, far = status_site(serve, VERDICT_STATUSES)
 
-    code, report = run.check_json(site.url("/"), "--retries", "1")
+    code, report = run.check_json(site.url("/"), "--retries", "1", "--second-look", "0")
 
     urls = by_url(report)
     verdicts = {

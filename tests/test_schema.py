@@ -132,8 +132,15 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_9(db: str) -> None:
+    """A memory as schema 9 had it: no second looks."""
+    memory_write(db, "ALTER TABLE frontier DROP COLUMN looks")
+    memory_write(db, "ALTER TABLE urls DROP COLUMN looked_again")
+
+
 def back_to_schema_8(db: str) -> None:
     """A memory as schema 8 had it: what each pass's report named is not kept."""
+    back_to_schema_9(db)
     memory_write(db, "ALTER TABLE passes DROP COLUMN named")
     memory_write(db, "ALTER TABLE passes DROP COLUMN baseline")
 
@@ -398,5 +405,25 @@ def test_a_schema_7_pass_is_named_by_its_start_urls_and_the_next_by_what_was_giv
     code, report = run.check_json(site.url(""))
     assert code == 0 and report["inputs"] == [site.url("")]
     assert memory_rows(run.db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+
+@pytest.mark.backends
+def test_a_schema_9_memory_resumes_its_pass_with_second_looks(
+    run: Runner, serve: Serve, db: str
+) -> None:
+    """Schema 10 keeps in the frontier which URLs wait for their second look."""
+    site = serve({"/": Page('<a href="/a">a</a>'), "/a": Page("a")})
+    code, stopped = run.check_json(site.url("/"), "--max-requests", "1")
+    assert code == 3 and not stopped["complete"]
+    back_to_schema_9(db)
+    memory_write(db, "UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+
+    code, report = run.check_json(site.url("/"))
+
+    assert code == 0 and report["complete"] and report["pass"] == stopped["pass"]
+    assert {u["second_look"] for u in report["urls"]} == {False}
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (str(SCHEMA_VERSION),)
     ]

@@ -68,6 +68,7 @@ class Entry:
     changes: list[Change] | None = None  # its changes of verdict (reported URLs only)
     new: bool = False  # named by the report, and not so by the one it is compared with
     reason: Reason | None = None  # why it has its verdict (None when good)
+    second_look: bool = False  # it failed transiently, and was asked again at the pass's end
 
     def flaps(self, until: float, days: float = FLAP_DAYS) -> int:
         """How many times its verdict changed in the ``days`` before ``until``."""
@@ -156,9 +157,12 @@ class Tally:
     limited: int = 0  # URLs left unchecked by a limit
     limited_first: list[Entry] = field(default_factory=list)  # the first LIMITED_KEPT of them
     response_ms: array[float] = field(default_factory=lambda: array("d"))
+    second_looks: list[Entry] = field(default_factory=list)  # those that needed one
 
     def add(self, entry: Entry) -> None:
         self.states[entry.state] += 1
+        if entry.second_look:
+            self.second_looks.append(entry)
         if entry.reason is Reason.LIMIT:
             self.limited += 1
             if len(self.limited_first) < LIMITED_KEPT:
@@ -545,6 +549,7 @@ def entry_of(
         last_modified=record.last_modified,
         response_ms=record.response_ms,
         reason=record.reason,
+        second_look=record.second_look,
     )
 
 

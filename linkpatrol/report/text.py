@@ -212,6 +212,13 @@ def render_text(report: Report) -> str:
             more = figures.limited - len(figures.limited_first)
             out.append(f"  ... and {more} more (--format json lists all)")
         out.append("")
+    if figures.second_looks:
+        looked = figures.second_looks
+        out.append(f"Failed at first, asked again at the end of the pass ({len(looked)}):")
+        out.extend(
+            f"  {clean(as_shown(e.url))}  ({clean(status_line(e, report.until))})" for e in looked
+        )
+        out.append("")
     if report.xref:
         out.append("Cross-reference:")
         for entry in report.entries:

@@ -145,6 +145,7 @@ class UrlRecord:
     response_ms: float | None = None
     first_seen: float | None = None
     reason: Reason | None = None
+    second_look: bool = False  # it failed transiently, and was asked again at the pass's end
 
 
 @dataclass(frozen=True, slots=True)

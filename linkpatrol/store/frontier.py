@@ -279,7 +279,7 @@ class FrontierPart(SchemaPart):
                     queued,
                     "ON CONFLICT(url_id) DO UPDATE SET pass_id = excluded.pass_id, "
                     "origin = excluded.origin, rnd = excluded.rnd, "
-                    "lease_owner = NULL, lease_until = NULL",
+                    "lease_owner = NULL, lease_until = NULL, looks = 0",
                 )
             s.execute("UPDATE passes SET seen = ? WHERE id = ?", (seen, pass_id))
             if counted:

@@ -4,6 +4,7 @@ besides (its counts, the prefixes its site grew by, robots.txt, plugins' fields)
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,9 @@ _OUTCOME_KINDS = (
     *("int", "int", "real", "real", "text", "text"),
 )
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
+# the frontier's order puts the URLs waiting for a second look after all others: above
+# the random numbers of the first looks (62 bits), within a 64-bit integer
+SECOND_LOOKS = 1 << 62
 _HISTORY_COLUMNS = (
     ("url_id", "int"),
     ("at", "real"),
@@ -62,6 +66,10 @@ class OutcomesPart(FrontierPart):
 
         ``batch`` numbers this worker's batches (from 1; 0: unnumbered): one written before,
         whose commit's answer was lost, is not written again.
+
+        An outcome due for a second look (a transient failure) whose URL has not had one in
+        the pass stays in the frontier for it, last in its order and leased to nobody until
+        it is due, and its failure is not written: the second look's outcome is the URL's.
         """
         d = self.dialect
         origins: set[str] = set()
@@ -91,6 +99,7 @@ class OutcomesPart(FrontierPart):
                     values,
                 ):
                     previous[row[0]] = row
+            again = self._second_looks(s, pass_id, outcomes)
 
             updates: list[tuple[Any, ...]] = []
             history: list[tuple[Any, ...]] = []
@@ -100,6 +109,8 @@ class OutcomesPart(FrontierPart):
             requests, requested, parsed = extra_requests, 0, 0
             for o in outcomes:
                 requests += o.requests
+                if o.url_id in again:
+                    continue
                 requested += o.fetched
                 parsed += o.parsed
                 if o.dropped:
@@ -184,15 +195,45 @@ class OutcomesPart(FrontierPart):
                 s.insert_many("links", _LINK_COLUMNS, new_links)
             if history:
                 s.insert_many("history", _HISTORY_COLUMNS, history)
-            for chunk in d.chunks(outcome_ids):
+            settled = [url_id for url_id in outcome_ids if url_id not in again]
+            for chunk in d.chunks(settled):
                 condition, values = d.member("url_id", chunk)
                 s.execute(f"DELETE FROM frontier WHERE {condition}", values)
+            if again:
+                s.executemany(
+                    "UPDATE frontier SET looks = 1, lease_owner = NULL, lease_until = ?, "
+                    "rnd = ? WHERE url_id = ?",
+                    [(at, SECOND_LOOKS + random.getrandbits(62), i) for i, at in again.items()],
+                )
+                s.executemany(
+                    "UPDATE urls SET looked_again = ? WHERE id = ?",
+                    [(pass_id, url_id) for url_id in again],
+                )
             s.execute(
                 "UPDATE passes SET requests = requests + ?, requested = requested + ?, "
                 "parsed = parsed + ?, dropped = dropped + ? WHERE id = ?",
                 (requests, requested, parsed, len(dropped), pass_id),
             )
         return origins
+
+    def _second_looks(
+        self, s: Session, pass_id: int, outcomes: Sequence[Outcome]
+    ) -> dict[int, float]:
+        """The outcomes' URLs due for a second look that have not had one in the pass, and
+        when each is due."""
+        due = {o.url_id: o.look_again_at for o in outcomes if o.look_again_at is not None}
+        again: dict[int, float] = {}
+        d = self.dialect
+        for chunk in d.chunks(list(due)):
+            condition, values = d.member("url_id", chunk)
+            for (url_id,) in s.execute(
+                f"SELECT url_id FROM frontier WHERE pass_id = ? AND looks = 0 AND {condition}",
+                [pass_id, *values],
+            ):
+                at = due[url_id]
+                if at is not None:
+                    again[url_id] = at
+        return again
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
         with self._read() as s:

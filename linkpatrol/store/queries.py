@@ -15,7 +15,9 @@ from linkpatrol.store.schema import NOT_WITHIN, Session, anchors_of
 
 _URL_COLUMNS = (
     "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
-    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen, reason"
+    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen, reason, "
+    # whether it needed a second look in the pass it was last seen in
+    "CASE WHEN looked_again = seen_pass THEN 1 ELSE 0 END"
 )
 
 
@@ -52,6 +54,7 @@ def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
         response_ms=row[13],
         first_seen=row[14],
         reason=REASONS[row[15]] if row[15] else None,
+        second_look=bool(row[16]),
     )
 
 

@@ -23,7 +23,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS urls(
   response_ms {real},
   anchors TEXT,
   reason TEXT,
-  heading_ids TEXT
+  heading_ids TEXT,
+  looked_again {int}
 );
 CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
 CREATE TABLE IF NOT EXISTS links(
@@ -91,7 +92,8 @@ CREATE TABLE IF NOT EXISTS frontier(
   origin TEXT NOT NULL,
   rnd {int} NOT NULL,
   lease_owner TEXT,
-  lease_until {real}
+  lease_until {real},
+  looks {int} NOT NULL DEFAULT 0
 );
 {frontier_pick};
 CREATE TABLE IF NOT EXISTS patterns(
@@ -213,6 +215,12 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         # what each pass's report named, and a baseline it was compared with: what is new
         "ALTER TABLE passes ADD COLUMN named TEXT",
         "ALTER TABLE passes ADD COLUMN baseline TEXT",
+    ),
+    10: (
+        # a URL that failed transiently waits in the frontier for its second look
+        "ALTER TABLE frontier ADD COLUMN looks {int} NOT NULL DEFAULT 0",
+        # the pass in which it needed one
+        "ALTER TABLE urls ADD COLUMN looked_again {int}",
     ),
 }
 
