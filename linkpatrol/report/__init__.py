@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -33,6 +33,7 @@ from linkpatrol.store import (
     ReadMemory,
     SlotUsage,
     UrlRecord,
+    starts_named,
 )
 
 if TYPE_CHECKING:
@@ -481,18 +482,6 @@ def _worst_first(entry: Entry) -> tuple[int, float, str]:
     if entry.last_good is None:
         return (0, (entry.failing_since or 0.0) // 86400, entry.url)
     return (1, entry.last_good // 86400, entry.url)
-
-
-SHOWN_STARTS = 5  # start values a header names; beyond them, how many more
-
-
-def starts_named(inputs: Sequence[str], start_urls: Sequence[str]) -> list[str]:
-    """What a header names as checked: the start values as the user gave them (a folder,
-    a URL, "1,234 URLs from stdin"), else the start URLs; past a few, how many more."""
-    values = list(inputs or start_urls)
-    if len(values) <= SHOWN_STARTS:
-        return values
-    return [*values[: SHOWN_STARTS - 1], f"{len(values) - SHOWN_STARTS + 1:,} more"]
 
 
 def start_url_of(report: Report, url: str) -> str | None:

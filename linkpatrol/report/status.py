@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from linkpatrol.model import State, StoreError, duration_text
-from linkpatrol.report import iso, starts_named
-from linkpatrol.store import PassInfo, ReadMemory, WorkerInfo
+from linkpatrol.report import iso
+from linkpatrol.store import PassInfo, ReadMemory, WorkerInfo, starts_named
 
 
 @dataclass(frozen=True, slots=True)

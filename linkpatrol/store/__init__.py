@@ -64,6 +64,18 @@ class SlotUsage:
         )
 
 
+SHOWN_STARTS = 5  # start values a header names; beyond them, how many more
+
+
+def starts_named(inputs: Sequence[str], start_urls: Sequence[str]) -> list[str]:
+    """What a header names as checked: the start values as the user gave them (a folder,
+    a URL, "1,234 URLs from stdin"), else the start URLs; past a few, how many more."""
+    values = list(inputs or start_urls)
+    if len(values) <= SHOWN_STARTS:
+        return values
+    return [*values[: SHOWN_STARTS - 1], f"{len(values) - SHOWN_STARTS + 1:,} more"]
+
+
 @dataclass(frozen=True, slots=True)
 class PassInfo:
     """One pass: a crawl from the start URLs until every reachable URL has a verdict."""
@@ -467,4 +479,5 @@ __all__ = [
     "UrlRecord",
     "WorkerInfo",
     "open_store",
+    "starts_named",
 ]

@@ -13,7 +13,14 @@ from typing import Any
 
 from linkpatrol.model import ReportOptions, StoreError
 from linkpatrol.rules import share_of
-from linkpatrol.store import CrewPlace, PassInfo, PassLimits, SlotUsage, WorkerInfo
+from linkpatrol.store import (
+    CrewPlace,
+    PassInfo,
+    PassLimits,
+    SlotUsage,
+    WorkerInfo,
+    starts_named,
+)
 from linkpatrol.store.outcomes import OutcomesPart
 from linkpatrol.store.schema import LINKS_BY_TARGET, Session
 
@@ -45,11 +52,12 @@ def _gone(pid: int) -> bool:
 
 
 class _OtherCrew(Exception):
-    """Workers at work on other start URLs hold the memory."""
+    """Workers at work on other start URLs hold the memory: those, as a person names
+    them."""
 
-    def __init__(self, start_urls: list[str]) -> None:
+    def __init__(self, named: list[str]) -> None:
         super().__init__()
-        self.start_urls = start_urls
+        self.named = named
 
 
 def _options(text: str | None) -> ReportOptions | None:
@@ -140,7 +148,7 @@ class CrewPart(OutcomesPart):
                 if time.monotonic() >= deadline:
                     raise StoreError(
                         f"{self.location}: another linkpatrol process is crawling with this "
-                        f"database, from other start URLs ({' '.join(exc.start_urls)})"
+                        f"database, from other start URLs ({', '.join(exc.named)})"
                     ) from None
                 time.sleep(0.05)
 
@@ -151,9 +159,9 @@ class CrewPart(OutcomesPart):
             self._serialize(s)
             self._reap(s)
             crew = s.execute(
-                "SELECT w.pass_id, p.start_urls, min(w.crew_since) FROM workers w "
+                "SELECT w.pass_id, p.start_urls, min(w.crew_since), p.inputs FROM workers w "
                 "JOIN passes p ON p.id = w.pass_id WHERE w.id <> ? "
-                "GROUP BY w.pass_id, p.start_urls ORDER BY w.pass_id DESC",
+                "GROUP BY w.pass_id, p.start_urls, p.inputs ORDER BY w.pass_id DESC",
                 (self._owner,),
             ).fetchone()
             row = s.execute(
@@ -162,7 +170,8 @@ class CrewPart(OutcomesPart):
             crew_since = now
             if crew is not None:
                 if crew[1] != encoded:
-                    raise _OtherCrew(json.loads(crew[1]))
+                    given = json.loads(crew[3]) if crew[3] else ()
+                    raise _OtherCrew(starts_named(given, json.loads(crew[1])))
                 pass_id, crew_since = crew[0], min(crew[2], now)
                 # whatever the workers that are gone had leased is due again
                 s.execute(
