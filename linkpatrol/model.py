@@ -61,6 +61,7 @@ class Reason(enum.StrEnum):
     REDIRECT_LOOP = "redirect-loop"  # a loop, or a chain of too many hops
     PARSE_ERROR = "parse-error"  # the page could not be parsed within the limits
     TOO_LARGE = "too-large"  # a page larger than --max-size, read in part
+    CERT_EXPIRY = "cert-expiry"  # a good answer, from a host whose certificate ends soon
 
 
 # members by value, for reading the memory's rows: a dictionary look-up, where calling the

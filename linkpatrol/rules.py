@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from linkpatrol.httpparts import TRANSIENT_STATUSES
@@ -41,6 +42,7 @@ class RuleOptions:
     check_anchors: AnchorMode = AnchorMode.OFF
     robots: bool = True  # robots.txt obeyed (--no-robots: not at all)
     robots_off: tuple[str, ...] = ()  # prefixes of [[site]] tables with robots = false
+    cert_expiry: int = 14  # days ahead a host's certificate ending is warned of (0: never)
 
 
 class Verdict(NamedTuple):
@@ -362,6 +364,24 @@ def judge_page(state: State, truncated: bool, options: RuleOptions) -> Verdict:
         error = f"page larger than --max-size ({limit} bytes)"
         return Verdict(State.WARNING, Reason.TOO_LARGE, error)
     return Verdict(state)
+
+
+def expiring_certificate(
+    state: State, host: str, expires: float | None, now: float, days: int
+) -> Verdict | None:
+    """A good answer from ``host``, whose certificate ``expires`` (POSIX time) within
+    --cert-expiry ``days`` (counted in calendar days, UTC): a warning, so that it is renewed
+    before its links break. Any other verdict stands; an expired certificate is a TLS
+    error already, and an unknown one (plain HTTP, an unverified host) says nothing."""
+    if state is not State.OK or expires is None or days <= 0 or expires <= now:
+        return None
+    ends = datetime.fromtimestamp(expires, UTC).date()
+    left = (ends - datetime.fromtimestamp(now, UTC).date()).days
+    if left > days:
+        return None
+    when = "today" if left == 0 else "in 1 day" if left == 1 else f"in {left} days"
+    error = f"certificate of {host} expires {ends.isoformat()} ({when})"
+    return Verdict(State.WARNING, Reason.CERT_EXPIRY, error)
 
 
 def parse_failed(message: str) -> Verdict:

@@ -18,6 +18,7 @@ from linkpatrol.rules import (
     chosen_action,
     default_action,
     discovered,
+    expiring_certificate,
     follows_ghost,
     get_after_head,
     host_pace,
@@ -379,6 +380,38 @@ def test_a_page_cut_at_max_size_is_a_warning_and_a_parse_failure_broken() -> Non
     assert parse_failed("parse timeout after 30s") == Verdict(
         State.BROKEN, Reason.PARSE_ERROR, "parse timeout after 30s"
     )
+
+
+def soon(date: str, words: str) -> Verdict:
+    error = f"certificate of example.org expires {date} ({words})"
+    return Verdict(State.WARNING, Reason.CERT_EXPIRY, error)
+
+
+@pytest.mark.parametrize(
+    ("state", "expires", "days", "verdict"),
+    [
+        # NOW is 2027-01-15 08:00 UTC; days are counted by the calendar, in UTC
+        (State.OK, NOW + 5 * DAY, 14, soon("2027-01-20", "in 5 days")),
+        (State.OK, NOW + 3 * DAY - 1, 14, soon("2027-01-18", "in 3 days")),
+        (State.OK, NOW + DAY, 14, soon("2027-01-16", "in 1 day")),
+        (State.OK, NOW + 3600, 14, soon("2027-01-15", "today")),
+        (State.OK, NOW + 16 * 3600, 14, soon("2027-01-16", "in 1 day")),  # after midnight
+        (State.OK, NOW + 14 * DAY + 15 * 3600, 14, soon("2027-01-29", "in 14 days")),
+        (State.OK, NOW + 15 * DAY, 14, None),  # not within the days
+        (State.OK, NOW + 60 * DAY, 14, None),
+        (State.OK, NOW + 60 * DAY, 90, soon("2027-03-16", "in 60 days")),
+        (State.OK, NOW + 5 * DAY, 0, None),  # --cert-expiry 0: never
+        (State.OK, NOW - 60, 14, None),  # expired: a TLS error, not this warning
+        (State.OK, None, 14, None),  # plain HTTP, an unverified host: nothing known
+        (State.BROKEN, NOW + 5 * DAY, 14, None),  # its own verdict stands
+        (State.WARNING, NOW + 5 * DAY, 14, None),
+        (State.REDIRECT, NOW + 5 * DAY, 14, None),
+    ],
+)
+def test_a_certificate_ending_soon_is_a_warning_on_a_good_answer(
+    state: State, expires: float | None, days: int, verdict: Verdict | None
+) -> None:
+    assert expiring_certificate(state, "example.org", expires, NOW, days) == verdict
 
 
 @pytest.mark.parametrize(
