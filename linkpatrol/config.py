@@ -158,6 +158,7 @@ class SiteSettings:
     ca_bundle: str | None = None
     insecure: tuple[str, ...] = ()
     tls: tuple[TlsHost, ...] = ()
+    cert_expiry: int = 14  # days ahead a host's certificate ending is warned of (0: never)
     site_tables: tuple[SiteTable, ...] = ()
     no_private: bool = False
     proxy: str | None = None  # None: the environment's; "": none
@@ -659,6 +660,7 @@ def rule_options(settings: SiteSettings) -> RuleOptions:
         check_anchors=settings.check_anchors,
         robots=settings.robots,
         robots_off=tuple(t.prefix for t in settings.site_tables if not t.robots),
+        cert_expiry=settings.cert_expiry,
     )
 
 

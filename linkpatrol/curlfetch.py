@@ -54,6 +54,7 @@ from linkpatrol.httpparts import (
     TOO_MANY_HEADERS,
     CurlError,
     Failure,
+    certificate_expires,
     describe_curl_error,
     is_ip,
     last_head,
@@ -344,6 +345,10 @@ class CurlTransport:
         self._lines_of: Mapping[str, str] | None = None
         self._lines: list[str] = []
         self._cookie: str | None = None
+        # each verified host's certificate end, as its latest new connection showed it: a
+        # connection kept open shows none, and its answers carry the host's
+        self._reads_certificates = settings.cert_expiry > 0
+        self._cert_expires: dict[tuple[str, int], float | None] = {}
 
     def _open(self) -> Any:
         """The multi, made at the first request (None once closed)."""
@@ -597,6 +602,8 @@ class CurlTransport:
         handle.setopt(pycurl.PATH_AS_IS, 1)
         handle.setopt(pycurl.DNS_CACHE_TIMEOUT, DNS_CACHE_SECONDS)
         handle.setopt(pycurl.NOPROXY, "")  # the fetcher applied no_proxy already
+        if self._reads_certificates:
+            handle.setopt(pycurl.OPT_CERTINFO, 1)
         return handle
 
     async def send(self, request: Request) -> Response:
@@ -633,10 +640,15 @@ class CurlTransport:
                 self, result, request.want_body, request.any_type, request.limit, future
             )
             handle = self._prepare(transfer, request, failure)
+            verified: tuple[str, int] | None = None
             if scheme == "https":
-                verify = not request.insecure
-                self._verify(handle, self.tls.for_host(host, port, request.ca_bundle, verify))
-            failure = await self._perform(handle, transfer, host, request.proxy, request.timeout)
+                bundles = self.tls.for_host(host, port, request.ca_bundle, not request.insecure)
+                self._verify(handle, bundles)
+                if bundles is not None and self._reads_certificates:
+                    verified = host, port
+            failure = await self._perform(
+                handle, transfer, host, request.proxy, request.timeout, verified
+            )
         if failure is not None:
             result.error, result.transient, result.reachable, result.reason = failure
             result.status = None
@@ -686,9 +698,16 @@ class CurlTransport:
         return handle
 
     async def _perform(
-        self, handle: Any, transfer: _Transfer, host: str, proxy: Proxy | None, timeout: float
+        self,
+        handle: Any,
+        transfer: _Transfer,
+        host: str,
+        proxy: Proxy | None,
+        timeout: float,
+        verified: tuple[str, int] | None = None,
     ) -> Failure | None:
-        """Run the transfer to its end; why it failed, if it did."""
+        """Run the transfer to its end; why it failed, if it did. ``verified``: the host
+        and port whose certificate was verified, whose end the answer carries."""
         assert self._loop is not None
         transfer.deadline = self._loop.time() + timeout * 2
         self._add(handle, transfer)
@@ -704,6 +723,8 @@ class CurlTransport:
             return CLOSED
         # no new connection made: the host keeps them open between requests
         transfer.result.reused = code == 0 and handle.getinfo(pycurl.NUM_CONNECTS) == 0
+        if verified is not None:
+            transfer.result.cert_expires = self._certificate_end(handle, verified)
         if transfer.result.method in ("GET", "HEAD") and self._multi is not None:
             self._idle.append(handle)
         else:
@@ -729,6 +750,14 @@ class CurlTransport:
                 # answer stands; what the body holds cannot be read
                 return None
         return self._describe(code, message, handle, transfer, host, proxy, timeout)
+
+    def _certificate_end(self, handle: Any, endpoint: tuple[str, int]) -> float | None:
+        """When the host's certificate ends: as the handshake of a new connection showed
+        it, else (a connection kept open) as the last one did."""
+        chain = handle.getinfo(pycurl.INFO_CERTINFO)
+        if chain:
+            self._cert_expires[endpoint] = certificate_expires(chain)
+        return self._cert_expires.get(endpoint)
 
     def _describe(
         self,

@@ -15,8 +15,9 @@ import ipaddress
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
@@ -161,6 +162,39 @@ def parse_rate_reset(value: str | None, now: float | None = None) -> float | Non
     if number < UNIX_SECONDS:
         return number
     return max(0.0, number - (time.time() if now is None else now))
+
+
+# a certificate's end as libcurl's certificate info shows it: OpenSSL's "Dec  3 12:00:00
+# 2026 GMT", or "2026-12-03 12:00:00" (GnuTLS, among others)
+_OPENSSL_DATE = re.compile(r"([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})(?: GMT)?")
+_ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?: ?(?:GMT|UTC|Z))?")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def certificate_expires(chain: Sequence[Sequence[tuple[str, str]]]) -> float | None:
+    """When the server's certificate (the first of the ``chain`` libcurl's certificate info
+    gives: pycurl makes each certificate a tuple of its fields, the chain a list) ends, as
+    POSIX time; None when it does not say (in words this reads)."""
+    if not chain:
+        return None
+    when = next((value.strip() for key, value in chain[0] if key == "Expire date"), "")
+    if (found := _OPENSSL_DATE.fullmatch(when)) is not None:
+        month_name, day, hour, minute, second, year = found.groups()
+        if month_name not in _MONTHS:
+            return None
+        month = _MONTHS.index(month_name) + 1
+    elif (found := _ISO_DATE.fullmatch(when)) is not None:
+        year, month_text, day, hour, minute, second = found.groups()
+        month = int(month_text)
+    else:
+        return None
+    try:
+        moment = datetime(
+            int(year), month, int(day), int(hour), int(minute), int(second), tzinfo=UTC
+        )
+    except ValueError:
+        return None
+    return moment.timestamp()
 
 
 def last_head(lines: list[bytes]) -> int:

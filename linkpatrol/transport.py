@@ -65,6 +65,9 @@ class Response:
     elapsed: float = 0.0
     reused: bool = False  # it went over a connection an earlier request left open
     sets_cookie: bool = False  # it carried a Set-Cookie header
+    # when the host's certificate ends (POSIX time), as the handshake of the connection it
+    # came over showed it; None for plain HTTP, an unverified host, or when not asked
+    cert_expires: float | None = None
 
     @property
     def is_page(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+from datetime import UTC, datetime
 
 import pycurl
 import pytest
@@ -12,6 +13,7 @@ from linkpatrol import httpparts
 from linkpatrol.httpparts import (
     CurlError,
     Failure,
+    certificate_expires,
     describe_curl_error,
     merge_headers,
     one_line,
@@ -324,3 +326,30 @@ def test_libcurl_errors_in_the_words_a_user_reads(
     error: CurlError, failure: tuple[str, bool, bool], reason: Reason
 ) -> None:
     assert describe_curl_error(error) == Failure(*failure, reason)
+
+
+@pytest.mark.parametrize(
+    ("said", "expires"),
+    [
+        ("Dec  3 12:00:00 2026 GMT", datetime(2026, 12, 3, 12, tzinfo=UTC)),  # OpenSSL
+        ("Feb 28 23:59:59 2030 GMT", datetime(2030, 2, 28, 23, 59, 59, tzinfo=UTC)),
+        ("2026-12-03 12:00:00 GMT", datetime(2026, 12, 3, 12, tzinfo=UTC)),  # GnuTLS
+        ("2026-12-03 12:00:00", datetime(2026, 12, 3, 12, tzinfo=UTC)),
+        ("Foo  3 12:00:00 2026 GMT", None),
+        ("Feb 30 12:00:00 2026 GMT", None),
+        ("next Tuesday", None),
+        ("", None),
+    ],
+)
+def test_the_end_of_the_server_certificate_as_libcurl_says_it(
+    said: str, expires: datetime | None
+) -> None:
+    leaf = (("Subject", "CN = example.org"), ("Expire date", said))  # as pycurl gives it
+    issuer = (("Subject", "CN = a CA"), ("Expire date", "Jan  1 00:00:00 2040 GMT"))
+    want = expires.timestamp() if expires is not None else None
+    assert certificate_expires([leaf, issuer]) == want
+
+
+def test_no_certificate_says_no_end() -> None:
+    assert certificate_expires([]) is None
+    assert certificate_expires([[("Subject", "CN = example.org")]]) is None
