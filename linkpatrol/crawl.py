@@ -184,7 +184,9 @@ class Crawl:
             self.spider.roots = set(start_urls)
             if self.policy.add_sites(self._pass.sites):  # grown in an earlier run
                 parser.grow(self.policy.grown)
-            if self._pass.resumed:  # redirects of the start URLs seen before the stop
+            if self._pass.resumed:  # the hosts warned of, and the start URLs' redirects
+                warned = await self._call(self.store.certificates_warned, pass_id)
+                self.spider.cert_warned.update(warned)
                 redirects = await self._call(self.store.redirects, pass_id)
                 for url in start_urls:
                     for _ in range(MAX_REDIRECT_HOPS):

@@ -818,6 +818,13 @@ OPTIONS: tuple[Option, ...] = (
         key_help='hosts whose TLS certificate is not verified (HOST or HOST:PORT; "*": all)',
     ),
     Option(
+        ("--cert-expiry",),
+        "warn of a host's TLS certificate that expires within DAYS (0: never; default 14)",
+        field="cert_expiry",
+        convert=whole(0, 3650),
+        metavar="DAYS",
+    ),
+    Option(
         ("--proxy",),
         "proxy for every request, instead of http_proxy, https_proxy, all_proxy: "
         f"scheme://[USER@]HOST:PORT, the password in {PASSWORD_VARIABLE} "

@@ -2,7 +2,8 @@
 
 An answer is judged by the rule book; a page it carries goes to the parse workers for its
 links; a redirect becomes a page with one link, its target; a start URL that redirects
-on its own host takes the site with it.
+on its own host takes the site with it. A host whose certificate ends soon is warned of
+once in a run, on its first good answer (the memory keeps it to one per pass).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from linkpatrol.policy import Policy
 from linkpatrol.rules import (
     RuleOptions,
     Verdict,
+    expiring_certificate,
     follows_ghost,
     judge,
     judge_page,
@@ -48,9 +50,23 @@ class Spider:
         self._site_grew = site_grew  # told when a start URL took the site elsewhere
         self.parser: ParsePool | None = None  # the run's parse workers, once started
         self.roots: set[str] = set()  # the start URLs, and where they redirected
+        self.cert_warned: set[str] = set()  # origins warned of their certificate's end
 
     async def judge(self, task: Task, action: Action, response: Response) -> Outcome:
-        """The outcome of a URL requested as ``action``, from its last answer."""
+        """The outcome of a URL requested as ``action``, from its last answer; the first
+        good answer of a host whose certificate ends soon is a warning."""
+        outcome = await self._judge(task, action, response)
+        expires = response.cert_expires
+        if expires is not None and task.origin not in self.cert_warned:
+            host = task.origin.partition("://")[2]
+            days = self.rules.cert_expiry
+            warning = expiring_certificate(outcome.state, host, expires, time.time(), days)
+            if warning is not None:
+                self.cert_warned.add(task.origin)
+                outcome.state, outcome.reason, outcome.error = warning
+        return outcome
+
+    async def _judge(self, task: Task, action: Action, response: Response) -> Outcome:
         outcome = Outcome(
             task.url_id,
             action,

@@ -306,6 +306,10 @@ class CrawlMemory(Frontier, Protocol):
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]: ...
 
+    def certificates_warned(self, pass_id: int) -> set[str]:
+        """The origins whose certificate's end a URL of the pass warns of."""
+        ...
+
     def end_run(
         self,
         pass_id: int,

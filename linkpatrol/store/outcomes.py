@@ -8,7 +8,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from linkpatrol.model import REASONS, STATES, RobotsState, State
+from linkpatrol.model import REASONS, STATES, Reason, RobotsState, State
 from linkpatrol.rules import standing
 from linkpatrol.store import Discovered, Earlier, Outcome, SiteRecord
 from linkpatrol.store.frontier import FrontierPart, _origin_of
@@ -100,6 +100,7 @@ class OutcomesPart(FrontierPart):
                 ):
                     previous[row[0]] = row
             again = self._second_looks(s, pass_id, outcomes)
+            self._one_certificate_warning(s, pass_id, outcomes)
 
             updates: list[tuple[Any, ...]] = []
             history: list[tuple[Any, ...]] = []
@@ -234,6 +235,44 @@ class OutcomesPart(FrontierPart):
                 if at is not None:
                     again[url_id] = at
         return again
+
+    def _one_certificate_warning(
+        self, s: Session, pass_id: int, outcomes: Sequence[Outcome]
+    ) -> None:
+        """A host's certificate ending soon is warned of on one URL of a pass: an outcome
+        warning of it again (in a resumed run, or by another worker of the crew) is written
+        as the good answer it is. The workers write in turn, so two never both keep one."""
+        warning = [o for o in outcomes if o.reason is Reason.CERT_EXPIRY]
+        if not warning:
+            return
+        d = self.dialect
+        condition, values = d.member("id", [o.url_id for o in warning])
+        origin_of: dict[int, str] = dict(
+            s.execute(f"SELECT id, origin FROM urls WHERE {condition}", values).fetchall()
+        )
+        condition, values = d.member("origin", sorted(set(origin_of.values())))
+        warned: dict[str, set[int]] = {}
+        for url_id, origin in s.execute(
+            f"SELECT id, origin FROM urls WHERE done_pass = ? AND reason = ? AND {condition}",
+            [pass_id, Reason.CERT_EXPIRY.value, *values],
+        ):
+            warned.setdefault(origin, set()).add(url_id)
+        for o in warning:
+            ids = warned.setdefault(origin_of.get(o.url_id, ""), set())
+            if ids and o.url_id not in ids:
+                o.state, o.reason, o.error = State.OK, None, None
+            else:
+                ids.add(o.url_id)
+
+    def certificates_warned(self, pass_id: int) -> set[str]:
+        with self._read() as s:
+            return {
+                origin
+                for (origin,) in s.execute(
+                    "SELECT origin FROM urls WHERE done_pass = ? AND reason = ?",
+                    (pass_id, Reason.CERT_EXPIRY.value),
+                )
+            }
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
         with self._read() as s:

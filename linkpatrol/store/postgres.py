@@ -606,6 +606,9 @@ class PostgresStore(SqlStore):
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
         return self._ride_out(functools.partial(SqlStore.redirects, self, pass_id))
 
+    def certificates_warned(self, pass_id: int) -> set[str]:
+        return self._ride_out(functools.partial(SqlStore.certificates_warned, self, pass_id))
+
     def end_run(
         self,
         pass_id: int,
