@@ -535,11 +535,13 @@ def standing(
     after: State,
     status: int | None,
     now: float,
+    reason: Reason | None = None,
 ) -> Standing:
     """A URL checked now: good (ok, or a redirect) makes it last good now; broken keeps
     the moment it started failing; a new verdict, or a broken one with another status, is a
-    change for its history."""
-    if after is State.OK or after is State.REDIRECT:
+    change for its history. A warning of its host's certificate (``reason``) is a good
+    answer all the same: a page broken later was good until then."""
+    if after is State.OK or after is State.REDIRECT or reason is Reason.CERT_EXPIRY:
         last_good = now
     failing_since = (failing_since or now) if after is State.BROKEN else None
     changed = before is not after or (after is State.BROKEN and status_before != status)

@@ -89,6 +89,7 @@ def test_a_certificate_ending_in_three_days_is_one_warning(
     assert warning["state"] == "warning"
     assert warning["url"] == site.url("/")  # the first of the host's URLs checked
     assert warning["error"] == f"certificate of {host_of(site)} expires {ends} (in 3 days)"
+    assert warning["last_good"] is not None  # its answer was good all the same
     states = {url: e["state"] for url, e in by_url(report).items()}
     assert states == {site.url("/"): "warning", site.url("/a"): "ok", site.url("/b"): "ok"}
     assert report["summary"]["warnings"] == 1

@@ -556,6 +556,13 @@ def test_standing(
     assert standing(before, status_before, last_good, failing_since, after, status, NOW) == kept
 
 
+def test_a_warning_of_the_hosts_certificate_is_a_good_answer_still() -> None:
+    expiring = standing(State.OK, 200, NOW - DAY, None, State.WARNING, 200, NOW, Reason.CERT_EXPIRY)
+    assert expiring == (NOW, None, True)
+    too_large = standing(State.OK, 200, NOW - DAY, None, State.WARNING, 200, NOW, Reason.TOO_LARGE)
+    assert too_large == (NOW - DAY, None, True)
+
+
 @pytest.mark.parametrize(
     ("state", "last_good", "failing_since", "after", "damp_new", "reportable"),
     [

@@ -130,6 +130,7 @@ class OutcomesPart(FrontierPart):
                         o.state,
                         o.http_status,
                         now,
+                        o.reason,
                     )
                     if changed:
                         history.append(
