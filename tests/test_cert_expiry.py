@@ -6,6 +6,7 @@ the site is served over HTTPS on loopback, the CA trusted through SSL_CERT_FILE.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,8 +16,11 @@ from typing import Any
 import pytest
 import trustme
 
+from linkpatrol.config import SiteSettings
+from linkpatrol.curlfetch import CurlTransport
 from linkpatrol.model import Action, Outcome, Reason, State
 from linkpatrol.store import Discovered, open_store
+from linkpatrol.transport import Request, Response
 from tests import sitesrv
 from tests.conftest import Runner, by_url
 from tests.sitesrv import Page, html
@@ -160,6 +164,40 @@ def test_an_insecure_host_is_not_warned_of(run: Runner, site_ending: Site) -> No
 
     assert code == 0, report
     assert warned(report) == []
+
+
+def send_twice(settings: SiteSettings, url: str) -> list[Response]:
+    """Two requests of the URL, one after the other, over libcurl."""
+
+    async def run() -> list[Response]:
+        transport = CurlTransport(settings)
+        try:
+            request = Request("GET", url, {}, 1024, 10.0)
+            return [await transport.send(request), await transport.send(request)]
+        finally:
+            await transport.close()
+
+    return asyncio.run(run())
+
+
+def test_an_answer_over_a_connection_kept_open_carries_the_certificates_end(
+    site_ending: Site, tmp_path: Path, ca: trustme.CA
+) -> None:
+    site = site_ending(3)
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    ends = (datetime.now(UTC) + timedelta(days=3)).timestamp()
+
+    first, second = send_twice(SiteSettings(ca_bundle=str(bundle)), site.url("/a"))
+
+    assert (first.status, first.reused, second.status, second.reused) == (200, False, 200, True)
+    assert first.cert_expires is not None and abs(first.cert_expires - ends) < 60
+    assert second.cert_expires == first.cert_expires
+    off = send_twice(SiteSettings(ca_bundle=str(bundle), cert_expiry=0), site.url("/a"))
+    assert [r.cert_expires for r in off] == [None, None]
+    unverified = send_twice(SiteSettings(insecure=("127.0.0.1",)), site.url("/a"))
+    assert [r.status for r in unverified] == [200, 200]
+    assert [r.cert_expires for r in unverified] == [None, None]
 
 
 H = "https://h.test"
