@@ -109,14 +109,16 @@ def test_a_limited_host_slows_alone_and_every_link_is_ok(run: Runner, serve: Ser
     hits = [h for h in api.requests() if h.path.startswith("/repos/")]
     refused = [h for h in hits if h.status == 429]
     assert len(refused) <= LIMITED_LINKS // 5, len(refused)
-    # the other host was not slowed: its links were all asked within a moment of the page
+    # the other host was not slowed: its links were asked within a moment of the page,
+    # while the limited host took several windows (a loaded machine may delay a straggler,
+    # never all of them by the limited host's pace)
     page_at = min(h.at for h in site.requests() if h.path == "/")
-    others = [h.at - page_at for h in site.requests() if h.path.startswith("/p")]
+    others = sorted(h.at - page_at for h in site.requests() if h.path.startswith("/p"))
     assert len(others) == OTHER_LINKS
-    assert max(others) < 0.75, max(others)
-    # while the limited host took several windows
     spread = max(h.at for h in hits) - min(h.at for h in hits)
     assert spread >= 1.0, spread
+    assert others[len(others) // 2] < 0.5, others
+    assert others[-1] < spread / 2, (others, spread)
     assert took < 15, took
     # the token went to the token host, every request, and nowhere else
     assert {lower(h).get("authorization") for h in hits} == {f"Bearer {token}"}
