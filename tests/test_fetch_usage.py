@@ -66,7 +66,7 @@ def test_no_per_host_advice_for_a_server_that_answers_one_request_at_a_time(
 ) -> None:
     """URLs wait for --per-host all the same, but each request in flight only waits
     longer in the server's queue: a higher --per-host would gain nothing."""
-    site = serve(slow_site(pages=60, delay=0.04, one_at_a_time=True))
+    site = serve(slow_site(pages=30, delay=0.1, one_at_a_time=True))
 
     code, report = run.check_json(site.url("/"), "--per-host", "4", "--concurrency", "16")
 
