@@ -404,6 +404,7 @@ def test_not_reported_yet_rows_are_marked_and_flapping_counts_changes() -> None:
         "http://h/flaps",
         changes=[Change(1_800_000_000.0 - n * day, n, State.BROKEN, 404, None) for n in range(3)],
     )
+    flapping.flips = 3
     waiting = entry("http://h/waiting", reportable=False, failing_since=1_800_000_000.0)
     report = made_report([entry("http://h/a"), flapping, waiting])
 
@@ -415,7 +416,9 @@ def test_not_reported_yet_rows_are_marked_and_flapping_counts_changes() -> None:
         "not reported yet"
     )
     marker = table["http://h/flaps"].find('.//*[@data-marker="flapping"]')
-    assert marker is not None and marker.get("title") == "3 changes of verdict in 7 days"
+    assert marker is not None
+    assert marker.get("title") == "3 changes of verdict in the last 7 passes"
+    assert table["http://h/flaps"].find('.//*[@data-marker="verdicts"]') is not None
     assert table["http://h/a"].find('.//*[@data-marker="flapping"]') is None
     assert [row_url(r) for r in rows(doc)][-1] == "http://h/waiting"
 

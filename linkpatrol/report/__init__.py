@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 JSON_SCHEMA_VERSION = 1
 MISSING_ANCHOR = "missing anchor"
 TREND_PASSES = 20  # passes shown in the broken-links-over-time pictures
-FLAP_DAYS = 7.0
-FLAPPING = 3  # changes of verdict within FLAP_DAYS that make a URL "flapping"
+FLAP_PASSES = 7  # the last passes in which a URL's changes of verdict are counted
+FLAPPING = 3  # changes of verdict in the last FLAP_PASSES that make a URL "flapping"
 LIMITED_KEPT = 100  # URLs left unchecked by a limit that a report keeps by name
 
 
@@ -70,10 +70,12 @@ class Entry:
     new: bool = False  # named by the report, and not so by the one it is compared with
     reason: Reason | None = None  # why it has its verdict (None when good)
     second_look: bool = False  # it failed transiently, and was asked again at the pass's end
+    flips: int = 0  # its changes of verdict in the last FLAP_PASSES passes
 
-    def flaps(self, until: float, days: float = FLAP_DAYS) -> int:
-        """How many times its verdict changed in the ``days`` before ``until``."""
-        return sum(1 for c in self.changes or () if until - days * 86400 <= c.at <= until)
+    @property
+    def flapping(self) -> bool:
+        """Its verdict changed FLAPPING times or more in the last FLAP_PASSES passes."""
+        return self.flips >= FLAPPING
 
     @property
     def is_html(self) -> bool:
@@ -194,7 +196,7 @@ class StoredEntries:
         report_after: float,
         damp_new: bool,
         xref: bool,
-        history: dict[int, tuple[list[Change] | None, bool]],
+        history: dict[int, tuple[list[Change] | None, bool, int]],
         tail: list[Entry],
         part: Part | None = None,
     ) -> None:
@@ -203,7 +205,7 @@ class StoredEntries:
         self._report_after = report_after
         self._damp_new = damp_new
         self._xref = xref
-        self._history = history  # url id: (changes of verdict, new)
+        self._history = history  # url id: (changes of verdict, new, flips)
         self._tail = tail  # entries the memory holds no row for (missing anchors)
         self._part = part
 
@@ -241,7 +243,7 @@ class StoredEntries:
             reportable = _reportable(record, self._report_after, self._damp_new)
             entry = entry_of(record, reportable, links)
             if (known := self._history.get(record.id)) is not None:
-                entry.changes, entry.new = known
+                entry.changes, entry.new, entry.flips = known
             yield record.id, entry
 
     def __iter__(self) -> Iterator[Entry]:
@@ -258,7 +260,7 @@ class PartJob(NamedTuple):
     report_after: float
     damp_new: bool
     xref: bool
-    history: dict[int, tuple[list[Change] | None, bool]]
+    history: dict[int, tuple[list[Change] | None, bool, int]]
     part: Part
 
     def entries(self, store: ReadMemory) -> StoredEntries:
@@ -328,9 +330,6 @@ class Report:
         """The moment the report speaks of: when its pass finished or stopped."""
         return self.finished_at or self.started_at
 
-    def is_flapping(self, entry: Entry) -> bool:
-        return entry.flaps(self.until) >= FLAPPING
-
     @property
     def named(self) -> list[Entry]:
         """The URLs a report may name: broken, warnings and redirects, in discovery order."""
@@ -358,7 +357,11 @@ class Report:
     @property
     def not_yet_reported(self) -> list[Entry]:
         return sorted(
-            (e for e in self.named if e.state is State.BROKEN and not e.reportable),
+            (
+                e
+                for e in self.named
+                if e.state is State.BROKEN and not e.reportable and not e.flapping
+            ),
             key=_worst_first,
         )
 
@@ -366,7 +369,9 @@ class Report:
     def warnings(self) -> list[Entry]:
         as_warnings = self.redirects_as_warnings
         return [
-            e for e in self.named if named_as(e.state, e.reportable, as_warnings) is State.WARNING
+            e
+            for e in self.named
+            if named_as(e.state, e.reportable, as_warnings, e.flapping) is State.WARNING
         ]
 
     @property
@@ -446,14 +451,43 @@ class Report:
         return ExitCode.BROKEN if self.failing else ExitCode.CLEAN
 
 
-def named_as(state: State, reportable: bool, redirects_as_warnings: bool) -> State | None:
+def named_as(
+    state: State, reportable: bool, redirects_as_warnings: bool, flapping: bool = False
+) -> State | None:
     """How a report names a URL of this verdict: BROKEN (a reportable broken link),
-    WARNING, or not at all."""
+    WARNING, or not at all. A ``flapping`` link broken for less than --report-after is a
+    warning, where it would be held back silently: it is no alarm yet, but no good link
+    either."""
     if reportable:
         return State.BROKEN
     if state is State.WARNING or (redirects_as_warnings and state is State.REDIRECT):
         return State.WARNING
+    if flapping and state is State.BROKEN:
+        return State.WARNING
     return None
+
+
+def recent_verdicts(changes: Iterable[Change] | None, passes: Iterable[int]) -> list[State | None]:
+    """A URL's verdict at the end of each of these passes (ids, oldest first): that of its
+    last change of verdict up to it; None before the first."""
+    ordered = sorted(
+        ((c.pass_id, c.state) for c in changes or () if c.pass_id is not None),
+        key=lambda change: change[0],
+    )
+    verdicts: list[State | None] = []
+    state: State | None = None
+    i = 0
+    for pass_id in passes:
+        while i < len(ordered) and ordered[i][0] <= pass_id:
+            state = ordered[i][1]
+            i += 1
+        verdicts.append(state)
+    return verdicts
+
+
+def flips(changes: Iterable[Change] | None, recent: Collection[int]) -> int:
+    """How many of a URL's changes of verdict came in the ``recent`` passes (their ids)."""
+    return sum(1 for c in changes or () if c.pass_id in recent)
 
 
 def is_new(url: str, named: State | None, earlier: Mapping[str, State] | None) -> bool:
@@ -632,11 +666,15 @@ def build_report(
     before = earlier.named if earlier is not None else None
     as_warnings = options.redirects_as_warnings
     found = store.changes(list(noted))
-    history: dict[int, tuple[list[Change] | None, bool]] = {}
+    recent = {p.id for p in passes if p.id <= info.id}
+    recent = set(sorted(recent)[-FLAP_PASSES:])
+    history: dict[int, tuple[list[Change] | None, bool, int]] = {}
     for url_id, entry in noted.items():
         entry.changes = found.get(url_id)
-        entry.new = is_new(entry.url, named_as(entry.state, entry.reportable, as_warnings), before)
-        history[url_id] = (entry.changes, entry.new)
+        entry.flips = flips(entry.changes, recent)
+        named = named_as(entry.state, entry.reportable, as_warnings, entry.flapping)
+        entry.new = is_new(entry.url, named, before)
+        history[url_id] = (entry.changes, entry.new, entry.flips)
     for entry in anchors:
         entry.new = is_new(entry.url, named_as(entry.state, entry.reportable, as_warnings), before)
         tally.add(entry)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 
 from linkpatrol.model import StoreError
-from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, entry_of, iso, moment
+from linkpatrol.report import FLAP_PASSES, Entry, Referrer, entry_of, flips, iso, moment
 from linkpatrol.report.json import change_dict
 from linkpatrol.report.text import clean, status_line
 from linkpatrol.store import Change, ReadMemory, UrlRecord
@@ -19,12 +18,14 @@ class UrlHistory:
     record: UrlRecord
     changes: list[Change]
     links: list[Referrer]  # what the page held when last parsed (empty for non-pages)
+    recent: frozenset[int] = frozenset()  # the memory's last FLAP_PASSES passes
 
     @property
     def entry(self) -> Entry:
         """The URL as a report entry, so the renderers' wording serves here too."""
         entry = entry_of(self.record)
         entry.changes = self.changes
+        entry.flips = flips(self.changes, self.recent)
         return entry
 
 
@@ -39,10 +40,11 @@ def load_history(store: ReadMemory, url: str) -> UrlHistory:
         raise StoreError(f"{store.location}: {key} is not in the memory")
     changes = store.changes([record.id]).get(record.id, [])
     links = store.links_from(key)
-    return UrlHistory(record, changes, links)
+    recent = frozenset(p.id for p in store.passes(FLAP_PASSES))
+    return UrlHistory(record, changes, links, recent)
 
 
-def render_history_text(history: UrlHistory, now: float | None = None) -> str:
+def render_history_text(history: UrlHistory) -> str:
     r = history.record
     entry = history.entry
     out = [clean(r.url), f"  now: {clean(status_line(entry))}"]
@@ -50,10 +52,9 @@ def render_history_text(history: UrlHistory, now: float | None = None) -> str:
         f"  first seen {moment(r.first_seen)}, last checked {moment(r.last_checked)}, "
         f"last good {moment(r.last_good)} (UTC)"
     )
-    flaps = entry.flaps(time.time() if now is None else now)
     heading = f"  changes of verdict ({len(history.changes)}"
-    if flaps >= FLAPPING:
-        heading += f"; flapping: {flaps} in the last {FLAP_DAYS:g} days"
+    if entry.flapping:
+        heading += f"; flapping: {entry.flips} in the last {FLAP_PASSES} passes"
     out.append(heading + "):")
     for change in history.changes:
         detail = change.error or (f"HTTP {change.http_status}" if change.http_status else "")

@@ -45,7 +45,7 @@ from functools import cache
 from importlib.resources import files
 
 from linkpatrol.model import Reason, State
-from linkpatrol.report import FLAP_DAYS, Entry, Report, iso, moment
+from linkpatrol.report import FLAP_PASSES, Entry, Report, iso, moment, recent_verdicts
 from linkpatrol.report.text import SAID_IN_WORDS, clean, plugin_text
 from linkpatrol.urls import as_shown, relative_to
 
@@ -618,6 +618,17 @@ def _new_title(report: Report) -> str:
     return f"not reported by {report.earlier.source}"
 
 
+def _marks(entry: Entry, report: Report) -> str:
+    """Its verdict in each of the last passes, oldest first, as a row of marks."""
+    recent = [p.id for p in report.passes][-FLAP_PASSES:]
+    marks = "".join(
+        f'<i class="mark mark-{state.value if state else "none"}" '
+        f'title="pass {pass_id}: {state.value if state else "not seen"}"></i>'
+        for pass_id, state in zip(recent, recent_verdicts(entry.changes, recent), strict=True)
+    )
+    return f'<span class="marks" data-marker="verdicts">{marks}</span>'
+
+
 def _row(key: str, entry: Entry, report: Report, redirects: dict[str, Entry], base: str) -> str:
     label = _VERDICT_LABEL[key]
     badges = [f'<span class="badge badge-{key} verdict">{label}</span>']
@@ -626,12 +637,13 @@ def _row(key: str, entry: Entry, report: Report, redirects: dict[str, Entry], ba
             '<span class="badge badge-new" data-marker="new" '
             f'title="{text(_new_title(report))}">new</span>'
         )
-    if report.is_flapping(entry):
-        flaps = entry.flaps(report.until)
+    if entry.flapping:
         badges.append(
             '<span class="badge badge-flapping" data-marker="flapping" '
-            f'title="{flaps} changes of verdict in {FLAP_DAYS:g} days">flapping</span>'
+            f'title="{entry.flips} changes of verdict in the last {FLAP_PASSES} passes">'
+            "flapping</span>"
         )
+        badges.append(_marks(entry, report))
     shown = link(entry.url, as_shown(entry.url), "url")
     return (
         f'<tr data-verdict="{key}">'

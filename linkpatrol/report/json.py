@@ -68,6 +68,7 @@ def _tail(entry: Entry) -> dict[str, Any]:
         "response_ms": None if entry.response_ms is None else round(entry.response_ms, 1),
         "new": entry.new,
         "second_look": entry.second_look,
+        "flapping": entry.flapping,
     }
     if entry.changes is not None:
         data["changes"] = [change_dict(c) for c in entry.changes]

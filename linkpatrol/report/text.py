@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from linkpatrol.model import Reason, State
-from linkpatrol.report import FLAP_DAYS, FLAPPING, Entry, Referrer, Report, iso
+from linkpatrol.report import FLAP_PASSES, Entry, Referrer, Report, iso
 from linkpatrol.urls import as_shown, relative_to
 
 PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report has all
@@ -47,8 +47,8 @@ def status_line(entry: Entry, until: float | None = None) -> str:
             parts.append(f"failing since {_day(entry.failing_since)}")
     if entry.new:
         parts.append("new")
-    if until is not None and (flaps := entry.flaps(until)) >= FLAPPING:
-        parts.append(f"flapping: {flaps} changes in {FLAP_DAYS:g} days")
+    if until is not None and entry.flapping:
+        parts.append(f"flapping: {entry.flips} changes in the last {FLAP_PASSES} passes")
     return " · ".join(parts)
 
 
