@@ -683,6 +683,10 @@ def build_report(
     warnings = tally.states[State.WARNING]
     if options.redirects_as_warnings:
         warnings += redirects
+    # flapping links held back by --report-after are named as warnings too
+    warnings += sum(
+        1 for e in noted.values() if e.state is State.BROKEN and not e.reportable and e.flapping
+    )
     summary = Summary(
         urls=urls,
         requested=info.requested,
