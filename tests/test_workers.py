@@ -523,6 +523,7 @@ def test_status_lists_the_one_crawler_of_a_sqlite_memory(
     try:
         gate.wait_holding(procs[0])
         status = run("status", "--db", db, "--format", "json")
+        running = run("status", "--db", db).stdout
         gate.release()
         results = finish(procs)
     finally:
@@ -532,9 +533,12 @@ def test_status_lists_the_one_crawler_of_a_sqlite_memory(
     assert status.returncode == 0, status.stderr
     listed = json.loads(status.stdout)["workers"]
     assert [w["pid"] for w in listed] == [procs[0].pid]
+    assert " s crawling so far\n" in running, running
     assert results[0][0] == 1
     after = run("status", "--db", db, "--format", "json")
     assert json.loads(after.stdout)["workers"] == []
+    done = run("status", "--db", db).stdout
+    assert ": complete\n" in done and " s crawling\n" in done, done  # no longer "so far"
 
 
 @pytest.mark.backends

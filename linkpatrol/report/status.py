@@ -110,7 +110,8 @@ def render_status_text(status: PassStatus) -> str:
     return (
         f"pass {info.id} of {', '.join(starts_named(info.inputs, info.start_urls))}: "
         f"{status.phase}\n"
-        f"  started {iso(info.started_at)}, {status.elapsed:.1f} s crawling so far\n"
+        f"  started {iso(info.started_at)}, {status.elapsed:.1f} s crawling"
+        f"{'' if info.complete else ' so far'}\n"
         f"  {status.done} of {info.seen} URLs done ({status.fraction:.0%}), "
         f"{status.pending} waiting\n"
         f"  {info.requested} requested, {info.parsed} parsed, {info.requests} requests\n"
