@@ -78,6 +78,9 @@ def test_a_url_failing_for_a_moment_is_ok_after_its_second_look(run: Runner, ser
     note = text.split("Failed at first")[1].split("\n\n")[0]
     assert site.url("/flaky") in note and site.url("/down") in note
     assert site.url("/ok") not in note
+    # and the HTML report says how many
+    page = run("report", "--db", run.db, "--format", "html").stdout
+    assert 'data-second-looks="2">2 URLs failed at first and were asked again' in page
 
 
 def test_no_second_look_with_zero_and_none_for_a_host_asking_for_hours(

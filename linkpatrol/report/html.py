@@ -237,6 +237,12 @@ def summary_section(report: Report) -> str:
     if report.reported:
         said = text(report.new_said[:1].upper() + report.new_said[1:])
         out.append(f'<p class="meta" data-new="{len(report.new)}">{said}.</p>')
+    if looked := len(report.figures.second_looks):
+        out.append(
+            f'<p class="meta" data-second-looks="{looked}">{_plural(looked, "URL")} failed '
+            f"at first and {'was' if looked == 1 else 'were'} asked again at the end of the "
+            "pass (--second-look).</p>"
+        )
     if not report.complete:
         reason = report.stop_reason
         why = f"stopped by {text(reason)}" if reason else "still running, or cut off"
