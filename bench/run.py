@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import gen_site, install_peers, serve  # noqa: E402
+from bench import gen_site, install_peers, run_peers, serve  # noqa: E402
 
 ACCESS_LOG = serve.ACCESS_LOG
 PEERS = ["linklint", "linkinator", "linkchecker", "checklink", "blc", "wget2"]
@@ -129,20 +129,8 @@ def second_runs(site_dir: Path, start: str, reps: int) -> list[dict]:
     try:
         for _ in range(reps):
             work = Path(tempfile.mkdtemp(prefix="lp-second-"))
-            base = [
-                command,
-                "check",
-                start,
-                "--format",
-                "json",
-                "--output",
-                "report.json",
-                "-q",
-                "--db",
-                "bench.db",
-                "--concurrency",
-                "16",
-            ]
+            # the peer comparison's own command line, run by this linkpatrol
+            base = [command, *run_peers.tool_specs(16, start)["linkpatrol"]["cmd"][1:]]
             for name, extra in (
                 ("first run", []),
                 ("--recheck-good 1d", ["--recheck-good", "1d"]),
