@@ -274,6 +274,8 @@ class Downloader:
         pace = host_pace(
             response.status, response.retry_after, response.rate_remaining, response.rate_reset
         )
+        if pace is NO_PACE and not slot.throttle:  # nearly every answer: nothing to heed
+            return pace
         share = self.host_share(slot)
         if pace.refused or pace.pause > 0:
             slot.next_at = max(slot.next_at, time.monotonic() + pace.pause)
