@@ -485,6 +485,12 @@ def recent_verdicts(changes: Iterable[Change] | None, passes: Iterable[int]) -> 
     return verdicts
 
 
+def recent_passes(ids: Iterable[int], upto: int) -> list[int]:
+    """The last FLAP_PASSES of these passes (ids) up to ``upto``, oldest first: those a
+    URL's changes of verdict are counted in."""
+    return sorted(i for i in ids if i <= upto)[-FLAP_PASSES:]
+
+
 def flips(changes: Iterable[Change] | None, recent: Collection[int]) -> int:
     """How many of a URL's changes of verdict came in the ``recent`` passes (their ids)."""
     return sum(1 for c in changes or () if c.pass_id in recent)
@@ -666,8 +672,7 @@ def build_report(
     before = earlier.named if earlier is not None else None
     as_warnings = options.redirects_as_warnings
     found = store.changes(list(noted))
-    recent = {p.id for p in passes if p.id <= info.id}
-    recent = set(sorted(recent)[-FLAP_PASSES:])
+    recent = set(recent_passes((p.id for p in passes), info.id))
     history: dict[int, tuple[list[Change] | None, bool, int]] = {}
     for url_id, entry in noted.items():
         entry.changes = found.get(url_id)

@@ -45,7 +45,15 @@ from functools import cache
 from importlib.resources import files
 
 from linkpatrol.model import Reason, State
-from linkpatrol.report import FLAP_PASSES, Entry, Report, iso, moment, recent_verdicts
+from linkpatrol.report import (
+    FLAP_PASSES,
+    Entry,
+    Report,
+    iso,
+    moment,
+    recent_passes,
+    recent_verdicts,
+)
 from linkpatrol.report.text import SAID_IN_WORDS, clean, plugin_text
 from linkpatrol.urls import as_shown, relative_to
 
@@ -626,7 +634,7 @@ def _new_title(report: Report) -> str:
 
 def _marks(entry: Entry, report: Report) -> str:
     """Its verdict in each of the last passes, oldest first, as a row of marks."""
-    recent = [p.id for p in report.passes][-FLAP_PASSES:]
+    recent = recent_passes((p.id for p in report.passes), report.pass_id)
     marks = "".join(
         f'<i class="mark mark-{state.value if state else "none"}" '
         f'title="pass {pass_id}: {state.value if state else "not seen"}"></i>'
