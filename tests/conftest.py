@@ -250,7 +250,8 @@ _DANGLING = {
     "links": "SELECT count(*) FROM links WHERE src NOT IN (SELECT id FROM urls) "
     "OR dst NOT IN (SELECT id FROM urls)",
     "history": "SELECT count(*) FROM history WHERE url_id NOT IN (SELECT id FROM urls)",
-    "passes": "SELECT count(*) FROM urls WHERE seen_pass NOT IN (SELECT id FROM passes)",
+    "passes": "SELECT count(*) FROM seen WHERE pass_id NOT IN (SELECT id FROM passes)",
+    "seen": "SELECT count(*) FROM seen WHERE url_id NOT IN (SELECT id FROM urls)",
 }
 
 
@@ -279,7 +280,8 @@ def memory_done(db: str, start: str) -> tuple[bool, list[int], bool, set[str]]:
     base = start.rstrip("/")
     urls = memory_rows(
         db,
-        "SELECT url FROM urls WHERE done_pass = ? AND id NOT IN (SELECT url_id FROM frontier)",
+        "SELECT u.url FROM seen m JOIN urls u ON u.id = m.url_id WHERE m.pass_id = ? "
+        "AND m.stage > 0 AND u.id NOT IN (SELECT url_id FROM frontier)",
         (passes[-1][0],),
     )
     done = {url[len(base) :] for (url,) in urls if url.startswith(base + "/")}

@@ -132,8 +132,34 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_10(db: str) -> None:
+    """A memory as schema 10 had it: a pass's URLs marked in their own rows, one frontier."""
+    memory_write(db, "ALTER TABLE urls ADD COLUMN done_pass BIGINT")
+    memory_write(db, "ALTER TABLE urls ADD COLUMN links_pass BIGINT")
+    memory_write(
+        db,
+        "UPDATE urls SET done_pass = (SELECT m.pass_id FROM seen m WHERE m.url_id = urls.id "
+        "AND m.pass_id = urls.seen_pass AND m.stage > 0), links_pass = (SELECT m.pass_id "
+        "FROM seen m WHERE m.url_id = urls.id AND m.pass_id = urls.seen_pass AND m.stage = 2)",
+    )
+    memory_write(db, "DROP TABLE seen")
+    memory_write(
+        db,
+        "CREATE TABLE frontier_before(url_id BIGINT PRIMARY KEY, pass_id BIGINT NOT NULL, "
+        "origin TEXT NOT NULL, rnd BIGINT NOT NULL, lease_owner TEXT, lease_until FLOAT, "
+        "looks BIGINT NOT NULL DEFAULT 0)",
+    )
+    memory_write(db, "INSERT INTO frontier_before SELECT * FROM frontier")
+    memory_write(db, "DROP TABLE frontier")
+    memory_write(db, "ALTER TABLE frontier_before RENAME TO frontier")
+    memory_write(db, "CREATE INDEX frontier_pick ON frontier(pass_id, rnd, lease_until, origin)")
+    memory_write(db, "CREATE INDEX urls_seen ON urls(seen_pass)")
+    memory_write(db, "ALTER TABLE passes DROP COLUMN active_at")
+
+
 def back_to_schema_9(db: str) -> None:
     """A memory as schema 9 had it: no second looks."""
+    back_to_schema_10(db)
     memory_write(db, "ALTER TABLE frontier DROP COLUMN looks")
     memory_write(db, "ALTER TABLE urls DROP COLUMN looked_again")
 
@@ -304,7 +330,7 @@ def test_each_backend_brings_a_schema_4_memory_forward_to_count_urls_dropped_fro
         (str(SCHEMA_VERSION),)
     ]
     assert memory_rows(db, "SELECT dropped FROM passes") == [(1,)]
-    assert memory_rows(db, "SELECT count(*) FROM urls WHERE seen_pass IS NOT NULL") == [(0,)]
+    assert memory_rows(db, "SELECT count(*) FROM seen") == [(0,)]
 
 
 @pytest.mark.backends

@@ -158,6 +158,7 @@ class UrlRecord:
     first_seen: float | None = None
     reason: Reason | None = None
     second_look: bool = False  # it failed transiently, and was asked again at the pass's end
+    pass_id: int | None = None  # the latest pass it was seen in (read for one URL alone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +375,13 @@ class ReadMemory(Protocol):
 
     location: str
 
-    def latest_pass(self) -> PassInfo | None: ...
+    def latest_pass(
+        self, inputs: Sequence[str] = (), start_urls: Sequence[str] = ()
+    ) -> PassInfo | None:
+        """The pass a run last began or ended (the latest, but for a pass of other start
+        values resumed since); given start values (as given, or as start URLs), the
+        latest pass of those."""
+        ...
 
     def pass_urls(
         self, pass_id: int, with_referrers: bool = True, part: Part | None = None
@@ -394,8 +401,9 @@ class ReadMemory(Protocol):
         """How many URLs of the pass have each verdict so far (checked in this pass)."""
         ...
 
-    def passes(self, limit: int) -> list[PassInfo]:
-        """The last ``limit`` passes, oldest first."""
+    def passes(self, limit: int, like: int | None = None) -> list[PassInfo]:
+        """The last ``limit`` passes (of the same start URLs as pass ``like``, if given),
+        oldest first."""
         ...
 
     def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:

@@ -164,8 +164,10 @@ class CrewPart(OutcomesPart):
                 "GROUP BY w.pass_id, p.start_urls, p.inputs ORDER BY w.pass_id DESC",
                 (self._owner,),
             ).fetchone()
+            # the last pass of these start URLs (a memory may keep several sets' passes)
             row = s.execute(
-                "SELECT id, complete, start_urls FROM passes ORDER BY id DESC LIMIT 1"
+                "SELECT id, complete FROM passes WHERE start_urls = ? ORDER BY id DESC LIMIT 1",
+                (encoded,),
             ).fetchone()
             crew_since = now
             if crew is not None:
@@ -180,7 +182,7 @@ class CrewPart(OutcomesPart):
                     (pass_id,),
                 )
                 resumed = True
-            elif row and not row[1] and row[2] == encoded:
+            elif row and not row[1]:
                 pass_id = row[0]
                 s.execute(
                     "UPDATE frontier SET lease_owner = NULL, lease_until = NULL WHERE pass_id = ?",
@@ -198,15 +200,19 @@ class CrewPart(OutcomesPart):
                     "VALUES(?, ?, ?, ?)",
                     (encoded, now, limits.max_urls, limits.max_similar),
                 )
-                s.execute("DELETE FROM frontier WHERE pass_id <> ?", (pass_id,))
-                s.execute("DELETE FROM patterns WHERE pass_id <> ?", (pass_id,))
+                # the other start sets' unfinished passes keep what is due in them
+                for table in ("frontier", "patterns"):
+                    s.execute(
+                        f"DELETE FROM {table} WHERE pass_id IN "
+                        "(SELECT id FROM passes WHERE start_urls = ? AND id <> ?)",
+                        (encoded, pass_id),
+                    )
                 resumed = False
-            if options is not None or inputs is not None:
-                s.execute(
-                    "UPDATE passes SET options = coalesce(?, options), "
-                    "inputs = coalesce(?, inputs) WHERE id = ?",
-                    (options, inputs, pass_id),
-                )
+            s.execute(
+                "UPDATE passes SET options = coalesce(?, options), "
+                "inputs = coalesce(?, inputs), active_at = ? WHERE id = ?",
+                (options, inputs, now, pass_id),
+            )
             s.execute("DELETE FROM workers WHERE id = ?", (self._owner,))
             if self.dialect.sole_crawler:
                 s.execute("DROP INDEX IF EXISTS links_dst")
@@ -233,7 +239,11 @@ class CrewPart(OutcomesPart):
     def _rejoin(self, s: Session, now: float) -> None:
         """Enlist again, once the others took this worker for gone (its connection to the
         database dropped: its liveness lock went with it), if they still crawl its pass."""
-        (latest,) = s.execute("SELECT max(id) FROM passes").fetchone()
+        (latest,) = s.execute(
+            "SELECT max(id) FROM passes WHERE start_urls = "
+            "(SELECT start_urls FROM passes WHERE id = ?)",
+            (self._crew_pass,),
+        ).fetchone()
         crews = s.execute("SELECT pass_id, min(crew_since) FROM workers GROUP BY pass_id")
         crew = dict(crews.fetchall())
         if self._crew_pass is None or latest != self._crew_pass or set(crew) - {latest}:
@@ -282,12 +292,22 @@ class CrewPart(OutcomesPart):
             if not others:
                 joined = mine is not None and mine[1] < mine[0]  # others were at work before
                 crew = max(elapsed, now - mine[1]) if joined else elapsed
-                s.execute("UPDATE passes SET elapsed = elapsed + ? WHERE id = ?", (crew, pass_id))
+                s.execute(
+                    "UPDATE passes SET elapsed = elapsed + ?, active_at = ? WHERE id = ?",
+                    (crew, now, pass_id),
+                )
             if complete:
                 s.execute(
                     "UPDATE passes SET complete = 1, finished_at = coalesce(finished_at, ?), "
                     "stopped_at = NULL, stop_reason = NULL WHERE id = ?",
                     (now, pass_id),
+                )
+                # the URLs of the passes of these start URLs before this one: this one is
+                # what their reports show now
+                s.execute(
+                    "DELETE FROM seen WHERE pass_id IN (SELECT e.id FROM passes e "
+                    "JOIN passes p ON p.start_urls = e.start_urls WHERE p.id = ? AND e.id < ?)",
+                    (pass_id, pass_id),
                 )
             elif not others:
                 s.execute(

@@ -15,7 +15,7 @@ from typing import Any
 from linkpatrol.model import ACTIONS, STATES, Action, State
 from linkpatrol.rules import discovered
 from linkpatrol.store import Discovered, Task
-from linkpatrol.store.schema import NOT_WITHIN, SchemaPart, Session
+from linkpatrol.store.schema import NOT_WITHIN, SEEN_SETTLED, SchemaPart, Session
 from linkpatrol.urls import is_http, origin, similar_pattern
 
 # URLs a crawler remembers as seen in its pass, in each of two generations (about 10 MB
@@ -96,8 +96,9 @@ class FrontierPart(SchemaPart):
             for chunk in d.chunks(ids):
                 condition, values = d.member("url_id", chunk)
                 s.execute(
-                    f"UPDATE frontier SET lease_owner = ?, lease_until = ? WHERE {condition}",
-                    [self._owner, now + lease_seconds, *values],
+                    "UPDATE frontier SET lease_owner = ?, lease_until = ? "
+                    f"WHERE pass_id = ? AND {condition}",
+                    [self._owner, now + lease_seconds, pass_id, *values],
                 )
                 condition, values = d.member("u.id", chunk)
                 for row in s.execute(
@@ -152,7 +153,11 @@ class FrontierPart(SchemaPart):
         found: dict[int, list[tuple[str, int | None]]] = {i: [] for i in url_ids}
         # a target already seen in the pass needs nothing from a page whose links are not
         # written again: a site's navigation, on every page, is read once, not per page
-        unseen = "" if unseen_in is None else " AND (u.seen_pass IS NULL OR u.seen_pass <> ?)"
+        unseen = (
+            ""
+            if unseen_in is None
+            else " AND NOT EXISTS (SELECT 1 FROM seen m WHERE m.pass_id = ? AND m.url_id = u.id)"
+        )
         with self._read() as s:
             for chunk in d.chunks(list(url_ids)):
                 condition, values = d.member("l.src", chunk)
@@ -202,11 +207,12 @@ class FrontierPart(SchemaPart):
         for chunk in d.chunks(unknown):
             condition, values = d.member_url(chunk)
             for url_id, url, seen, error in s.execute(
-                "SELECT id, url, seen_pass, CASE WHEN state IN ('broken', 'unchecked') "
-                "AND http_status IS NULL "
-                "AND last_good IS NULL AND reason = 'invalid-url' THEN error END "
-                f"FROM urls WHERE {condition}",
-                values,
+                "SELECT u.id, u.url, m.pass_id, CASE WHEN u.state IN ('broken', 'unchecked') "
+                "AND u.http_status IS NULL "
+                "AND u.last_good IS NULL AND u.reason = 'invalid-url' THEN u.error END "
+                "FROM urls u LEFT JOIN seen m ON m.pass_id = ? AND m.url_id = u.id "
+                f"WHERE {condition}",
+                [pass_id, *values],
             ):
                 ids[url] = (url_id, seen)
                 if error is not None:
@@ -232,6 +238,7 @@ class FrontierPart(SchemaPart):
             queued: list[tuple[int, int, str, int]] = []
             settled: list[tuple[Any, ...]] = []
             marked: list[tuple[Any, ...]] = []
+            members: list[tuple[int, int, int]] = []
             for url in fresh:
                 found, referrer = targets[url]
                 url_id = ids[url][0]
@@ -250,10 +257,10 @@ class FrontierPart(SchemaPart):
                 if verdict is not None:
                     state, reason, error = verdict
                     checked = now if state is State.BROKEN else None
-                    settled.append(
-                        (state.value, error, reason and reason.value, checked, pass_id, url_id)
-                    )
+                    settled.append((state.value, error, reason and reason.value, checked, url_id))
+                    members.append((pass_id, url_id, SEEN_SETTLED))
                 else:
+                    members.append((pass_id, url_id, 0))
                     if pattern is not None:
                         counted[pattern] = similar + 1
                     origin = _origin_of(url)
@@ -264,12 +271,18 @@ class FrontierPart(SchemaPart):
             s.update_many(
                 "urls", "seen_pass = ?, action = ?, referrer_id = ?", ("int", "text", "int"), marked
             )
+            s.insert_many(
+                "seen",
+                (("pass_id", "int"), ("url_id", "int"), ("stage", "int")),
+                members,
+                "ON CONFLICT(pass_id, url_id) DO NOTHING",
+            )
             if settled:
                 s.update_many(
                     "urls",
                     "state = ?, error = ?, reason = ?, http_status = NULL, "
-                    "last_checked = coalesce(?, last_checked), done_pass = ?",
-                    ("text", "text", "text", "real", "int"),
+                    "last_checked = coalesce(?, last_checked)",
+                    ("text", "text", "text", "real"),
                     settled,
                 )
             if queued:
@@ -277,7 +290,7 @@ class FrontierPart(SchemaPart):
                     "frontier",
                     (("url_id", "int"), ("pass_id", "int"), ("origin", "text"), ("rnd", "int")),
                     queued,
-                    "ON CONFLICT(url_id) DO UPDATE SET pass_id = excluded.pass_id, "
+                    "ON CONFLICT(pass_id, url_id) DO UPDATE SET "
                     "origin = excluded.origin, rnd = excluded.rnd, "
                     "lease_owner = NULL, lease_until = NULL, looks = 0",
                 )

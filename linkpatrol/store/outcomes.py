@@ -12,17 +12,28 @@ from linkpatrol.model import REASONS, STATES, Reason, RobotsState, State
 from linkpatrol.rules import standing
 from linkpatrol.store import Discovered, Earlier, Outcome, SiteRecord
 from linkpatrol.store.frontier import FrontierPart, _origin_of
-from linkpatrol.store.schema import Session, anchors_text
+from linkpatrol.store.schema import SEEN_LINKED, SEEN_SETTLED, Session, anchors_text
 
 # the kinds of the values of an outcome's update, in the order of its ``?``: action, state,
 # http_status, error, reason, content_type; links_unchanged (then base_url is kept), base_url,
-# redirect_to; last_modified, etag, last_checked, last_good, failing_since; done_pass,
-# links_pass, links_at, response_ms, anchors, heading_ids
+# redirect_to; last_modified, etag, last_checked, last_good, failing_since; links_at,
+# response_ms, anchors, heading_ids
 _OUTCOME_KINDS = (
     *("text", "text", "int", "text", "text", "text"),
     *("bool", "text", "text"),
     *("text", "text", "real", "real", "real"),
-    *("int", "int", "real", "real", "text", "text"),
+    *("real", "real", "text", "text"),
+)
+_SEEN_COLUMNS = (("pass_id", "int"), ("url_id", "int"), ("stage", "int"))
+# a URL settled in its pass; a page whose links were written in the pass stays so
+_SETTLED_IN_PASS = (
+    "ON CONFLICT(pass_id, url_id) DO UPDATE SET stage = "
+    "CASE WHEN excluded.stage > seen.stage THEN excluded.stage ELSE seen.stage END"
+)
+# a URL of the pass, settled in it, of the outcomes' origins and a reason
+_SETTLED_OF = (
+    "SELECT u.id, u.origin FROM seen m JOIN urls u ON u.id = m.url_id "
+    f"WHERE m.pass_id = ? AND m.stage >= {SEEN_SETTLED} AND u.reason = ?"
 )
 _LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
 # the frontier's order puts the URLs waiting for a second look after all others: above
@@ -103,6 +114,7 @@ class OutcomesPart(FrontierPart):
             self._one_certificate_warning(s, pass_id, outcomes)
 
             updates: list[tuple[Any, ...]] = []
+            members: dict[int, int] = {}  # each URL's stage in the pass (the last answer's)
             history: list[tuple[Any, ...]] = []
             dropped: list[int] = []
             replaced: list[int] = []
@@ -153,8 +165,6 @@ class OutcomesPart(FrontierPart):
                         now if o.checked else None,
                         last_good,
                         failing_since,
-                        pass_id,
-                        pass_id if has_links else None,
                         now if o.good_links else None,
                         o.response_ms,
                         anchors_text(o.anchors),
@@ -162,6 +172,7 @@ class OutcomesPart(FrontierPart):
                         o.url_id,
                     )
                 )
+                members[o.url_id] = SEEN_LINKED if has_links else SEEN_SETTLED
                 if has_links and not o.links_unchanged:
                     replaced.append(o.url_id)
                     src = o.url_id
@@ -177,19 +188,23 @@ class OutcomesPart(FrontierPart):
                     "redirect_to = ?, "
                     "last_modified = coalesce(?, last_modified), etag = coalesce(?, etag), "
                     "last_checked = coalesce(?, last_checked), last_good = ?, "
-                    "failing_since = ?, done_pass = ?, links_pass = coalesce(?, links_pass), "
-                    "links_at = coalesce(?, links_at), response_ms = coalesce(?, response_ms), "
+                    "failing_since = ?, links_at = coalesce(?, links_at), "
+                    "response_ms = coalesce(?, response_ms), "
                     "anchors = coalesce(?, anchors), heading_ids = coalesce(?, heading_ids)",
                     _OUTCOME_KINDS,
                     updates,
                 )
+                s.insert_many(
+                    "seen",
+                    _SEEN_COLUMNS,
+                    [(pass_id, url_id, stage) for url_id, stage in members.items()],
+                    _SETTLED_IN_PASS,
+                )
             if dropped:
                 self._forget_seen()
             for chunk in d.chunks(dropped):
-                condition, values = d.member("id", chunk)
-                s.execute(
-                    f"UPDATE urls SET seen_pass = NULL, done_pass = NULL WHERE {condition}", values
-                )
+                condition, values = d.member("url_id", chunk)
+                s.execute(f"DELETE FROM seen WHERE pass_id = ? AND {condition}", [pass_id, *values])
             for chunk in d.chunks(replaced):
                 condition, values = d.member("src", chunk)
                 s.execute(f"DELETE FROM links WHERE {condition}", values)
@@ -200,12 +215,17 @@ class OutcomesPart(FrontierPart):
             settled = [url_id for url_id in outcome_ids if url_id not in again]
             for chunk in d.chunks(settled):
                 condition, values = d.member("url_id", chunk)
-                s.execute(f"DELETE FROM frontier WHERE {condition}", values)
+                s.execute(
+                    f"DELETE FROM frontier WHERE pass_id = ? AND {condition}", [pass_id, *values]
+                )
             if again:
                 s.executemany(
                     "UPDATE frontier SET looks = 1, lease_owner = NULL, lease_until = ?, "
-                    "rnd = ? WHERE url_id = ?",
-                    [(at, SECOND_LOOKS + random.getrandbits(62), i) for i, at in again.items()],
+                    "rnd = ? WHERE pass_id = ? AND url_id = ?",
+                    [
+                        (at, SECOND_LOOKS + random.getrandbits(62), pass_id, i)
+                        for i, at in again.items()
+                    ],
                 )
                 s.executemany(
                     "UPDATE urls SET looked_again = ? WHERE id = ?",
@@ -251,10 +271,10 @@ class OutcomesPart(FrontierPart):
         origin_of: dict[int, str] = dict(
             s.execute(f"SELECT id, origin FROM urls WHERE {condition}", values).fetchall()
         )
-        condition, values = d.member("origin", sorted(set(origin_of.values())))
+        condition, values = d.member("u.origin", sorted(set(origin_of.values())))
         warned: dict[str, set[int]] = {}
         for url_id, origin in s.execute(
-            f"SELECT id, origin FROM urls WHERE done_pass = ? AND reason = ? AND {condition}",
+            f"{_SETTLED_OF} AND {condition}",
             [pass_id, Reason.CERT_EXPIRY.value, *values],
         ):
             warned.setdefault(origin, set()).add(url_id)
@@ -268,11 +288,7 @@ class OutcomesPart(FrontierPart):
     def certificates_warned(self, pass_id: int) -> set[str]:
         with self._read() as s:
             return {
-                origin
-                for (origin,) in s.execute(
-                    "SELECT origin FROM urls WHERE done_pass = ? AND reason = ?",
-                    (pass_id, Reason.CERT_EXPIRY.value),
-                )
+                origin for _, origin in s.execute(_SETTLED_OF, (pass_id, Reason.CERT_EXPIRY.value))
             }
 
     def redirects(self, pass_id: int) -> dict[str, tuple[int, str]]:
@@ -280,8 +296,8 @@ class OutcomesPart(FrontierPart):
             return {
                 url: (url_id, target)
                 for url_id, url, target in s.execute(
-                    "SELECT id, url, redirect_to FROM urls WHERE seen_pass = ? AND state = ? "
-                    "AND redirect_to IS NOT NULL",
+                    "SELECT u.id, u.url, u.redirect_to FROM seen m JOIN urls u ON u.id = m.url_id "
+                    "WHERE m.pass_id = ? AND u.state = ? AND u.redirect_to IS NOT NULL",
                     (pass_id, State.REDIRECT.value),
                 )
             }

@@ -11,14 +11,30 @@ from linkpatrol.model import ACTIONS, REASONS, STATES, State
 from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
 from linkpatrol.store import Anchors, Change, Earlier, Part, PassInfo, Referrer, UrlRecord
 from linkpatrol.store.crew import PASS_COLUMNS, CrewPart, pass_from_row
-from linkpatrol.store.schema import NOT_WITHIN, Session, anchors_of
-
-_URL_COLUMNS = (
-    "id, url, action, state, http_status, error, content_type, base_url, redirect_to, "
-    "last_checked, last_good, failing_since, last_modified, response_ms, first_seen, reason, "
-    # whether it needed a second look in the pass it was last seen in
-    "CASE WHEN looked_again = seen_pass THEN 1 ELSE 0 END"
+from linkpatrol.store.schema import (
+    NOT_WITHIN,
+    SEEN_LINKED,
+    SEEN_SETTLED,
+    Session,
+    anchors_of,
 )
+
+
+def _url_columns(pass_id: str) -> str:
+    """A URL's columns (of ``u``), and whether it needed a second look in the pass
+    ``pass_id`` (a column or a value)."""
+    return (
+        "u.id, u.url, u.action, u.state, u.http_status, u.error, u.content_type, u.base_url, "
+        "u.redirect_to, u.last_checked, u.last_good, u.failing_since, u.last_modified, "
+        "u.response_ms, u.first_seen, u.reason, "
+        f"CASE WHEN u.looked_again = {pass_id} THEN 1 ELSE 0 END"
+    )
+
+
+# the pages (``s``) whose links were written in the pass (the first parameter)
+_PAGES_OF_PASS = f"JOIN seen ms ON ms.url_id = s.id AND ms.pass_id = ? AND ms.stage = {SEEN_LINKED}"
+# the URLs (``u``) of the pass
+_URLS_OF_PASS = "FROM seen m JOIN urls u ON u.id = m.url_id WHERE m.pass_id = ?"
 
 
 def _in_part(column: str, part: Part | None) -> str:
@@ -35,7 +51,7 @@ def _referrer(page: str, line: int | None) -> Referrer:
 
 
 def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
-    """A row of ``_URL_COLUMNS`` as a record."""
+    """A row of :func:`_url_columns` as a record."""
     return UrlRecord(
         id=row[0],
         url=row[1],
@@ -61,9 +77,19 @@ def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
 class QueriesPart(CrewPart):
     """The reports' reads, in :class:`~linkpatrol.store.sql.SqlStore`."""
 
-    def latest_pass(self) -> PassInfo | None:
+    def latest_pass(
+        self, inputs: Sequence[str] = (), start_urls: Sequence[str] = ()
+    ) -> PassInfo | None:
+        where, params = "", []
+        if inputs or start_urls:
+            where = "WHERE inputs = ? OR start_urls = ? "
+            params = [json.dumps(list(inputs)), json.dumps(list(start_urls))]
         with self._read() as s:
-            row = s.execute(f"SELECT {PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT 1")
+            row = s.execute(
+                f"SELECT {PASS_COLUMNS} FROM passes {where}"
+                "ORDER BY coalesce(active_at, started_at) DESC, id DESC LIMIT 1",
+                params,
+            )
             found = row.fetchone()
         return pass_from_row(found) if found else None
 
@@ -80,16 +106,16 @@ class QueriesPart(CrewPart):
                 # not by a copy of its URL for each of its links
                 pages = dict(
                     s.execute(
-                        "SELECT id, url FROM urls WHERE links_pass = ? AND seen_pass = ?",
-                        (pass_id, pass_id),
+                        f"SELECT u.id, u.url {_URLS_OF_PASS} AND m.stage = {SEEN_LINKED}",
+                        (pass_id,),
                     )
                 )
                 ref_rows = s.stream(
-                    self._referrer_query(_in_part("l.dst", part), "s.id"), (pass_id, pass_id)
+                    self._referrer_query(_in_part("l.dst", part), "s.id"), (pass_id,)
                 )
             url_rows = s.stream(
-                f"SELECT {_URL_COLUMNS} FROM urls WHERE seen_pass = ? AND {_in_part('id', part)} "
-                "ORDER BY id",
+                f"SELECT {_url_columns('m.pass_id')} {_URLS_OF_PASS} "
+                f"AND {_in_part('m.url_id', part)} ORDER BY m.url_id",
                 (pass_id,),
             )
             pending_ref = next(ref_rows, None)
@@ -103,13 +129,19 @@ class QueriesPart(CrewPart):
 
     def _referrer_query(self, condition: str, page: str = "s.url", few: bool = False) -> str:
         """(target id, referring page (its URL, or ``page``), line) of the pass's links, by
-        target, page and line; ``few``: of a few targets, found by target, not by page."""
+        target, page and line; ``few``: of a few targets, found by target, not by page
+        (SQLite, without statistics, would read every page of the pass and its links)."""
         d = self.dialect
-        pages = d.unindexed if few else ""
+        pages = (
+            "WHERE EXISTS (SELECT 1 FROM seen ms WHERE ms.url_id = s.id AND ms.pass_id = ? "
+            f"AND ms.stage = {SEEN_LINKED}) AND"
+            if few
+            else f"{_PAGES_OF_PASS} WHERE"
+        )
         return (
             f"SELECT l.dst, {page}, l.line FROM links l JOIN urls s ON s.id = l.src "
-            f"WHERE {pages}s.links_pass = ? AND {pages}s.seen_pass = ? AND {NOT_WITHIN} "
-            f"AND {condition} ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
+            f"{pages} {NOT_WITHIN} AND {condition} "
+            f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}"
         )
 
     def referrers(self, pass_id: int, url_ids: Sequence[int]) -> dict[int, list[Referrer]]:
@@ -119,7 +151,7 @@ class QueriesPart(CrewPart):
             for chunk in self.dialect.chunks(list(url_ids)):
                 condition, values = self.dialect.member("l.dst", chunk)
                 for dst, page, line in s.execute(
-                    self._referrer_query(condition, few=True), (pass_id, pass_id, *values)
+                    self._referrer_query(condition, few=True), (pass_id, *values)
                 ):
                     found.setdefault(dst, []).append(_referrer(pages.setdefault(page, page), line))
         return found
@@ -132,10 +164,10 @@ class QueriesPart(CrewPart):
         with self._read() as s:
             for src, dst, line in s.stream(
                 "SELECT s.url, d.url, l.line FROM links l JOIN urls s ON s.id = l.src "
-                "JOIN urls d ON d.id = l.dst WHERE s.links_pass = ? AND s.seen_pass = ? "
-                f"AND {NOT_WITHIN} AND {_in_part('s.id', part)} "
-                f"ORDER BY s.id, l.{self.dialect.link_order}",
-                (pass_id, pass_id),
+                f"{_PAGES_OF_PASS} JOIN urls d ON d.id = l.dst "
+                f"WHERE {NOT_WITHIN} AND {_in_part('ms.url_id', part)} "
+                f"ORDER BY ms.url_id, l.{self.dialect.link_order}",
+                (pass_id,),
             ):
                 if src != current:
                     if current is not None:
@@ -178,9 +210,9 @@ class QueriesPart(CrewPart):
             return {
                 STATES[state]: count
                 for state, count in s.execute(
-                    "SELECT state, count(*) FROM urls WHERE seen_pass = ? AND done_pass = ? "
-                    "GROUP BY state",
-                    (pass_id, pass_id),
+                    f"SELECT u.state, count(*) {_URLS_OF_PASS} AND m.stage >= {SEEN_SETTLED} "
+                    "GROUP BY u.state",
+                    (pass_id,),
                 )
                 if state
             }
@@ -195,19 +227,20 @@ class QueriesPart(CrewPart):
         read = -1  # the id of the target whose anchors were read last
         with self._read() as s:
             targets = s.stream(
-                "SELECT id, anchors, heading_ids FROM urls WHERE seen_pass = ? "
-                "AND anchors IS NOT NULL AND id IN (SELECT l.dst FROM links l "
-                "JOIN urls s ON s.id = l.src WHERE l.fragment IS NOT NULL "
-                "AND s.links_pass = ? AND s.seen_pass = ?) ORDER BY id",
-                (pass_id, pass_id, pass_id),
+                f"SELECT u.id, u.anchors, u.heading_ids {_URLS_OF_PASS} "
+                "AND u.anchors IS NOT NULL AND u.id IN (SELECT l.dst FROM links l "
+                f"JOIN seen ms ON ms.url_id = l.src WHERE l.fragment IS NOT NULL "
+                f"AND ms.pass_id = ? AND ms.stage = {SEEN_LINKED}) ORDER BY u.id",
+                (pass_id, pass_id),
             )
             for src, line, dst_id, dst, fragment in s.stream(
                 "SELECT s.url, l.line, d.id, d.url, l.fragment FROM links l "
-                "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
-                "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
-                "AND d.seen_pass = ? AND d.anchors IS NOT NULL "
+                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
+                "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
+                "JOIN urls d ON d.id = l.dst "
+                "WHERE l.fragment IS NOT NULL AND d.anchors IS NOT NULL "
                 f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
-                (pass_id, pass_id, pass_id),
+                (pass_id,),
             ):
                 while read < dst_id:  # both in the targets' order: the next one's anchors
                     read, ids, heading_ids = next(targets)
@@ -219,11 +252,12 @@ class QueriesPart(CrewPart):
         with self._read() as s:
             redirected = s.execute(
                 "SELECT s.url, l.line, d.redirect_to, l.fragment FROM links l "
-                "JOIN urls s ON s.id = l.src JOIN urls d ON d.id = l.dst "
-                "WHERE l.fragment IS NOT NULL AND s.links_pass = ? AND s.seen_pass = ? "
-                "AND d.seen_pass = ? AND d.state = ? AND d.redirect_to IS NOT NULL "
+                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
+                "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
+                "JOIN urls d ON d.id = l.dst "
+                "WHERE l.fragment IS NOT NULL AND d.state = ? AND d.redirect_to IS NOT NULL "
                 f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
-                (pass_id, pass_id, pass_id, State.REDIRECT.value),
+                (pass_id, State.REDIRECT.value),
             ).fetchall()
             for src, line, target, fragment in redirected:
                 if target not in landings:
@@ -239,9 +273,9 @@ class QueriesPart(CrewPart):
         for _ in range(MAX_HOPS):
             url = url.partition("#")[0]
             row = s.execute(
-                "SELECT state, redirect_to, anchors, heading_ids FROM urls "
-                "WHERE url = ? AND seen_pass = ?",
-                (url, pass_id),
+                "SELECT u.state, u.redirect_to, u.anchors, u.heading_ids "
+                f"{_URLS_OF_PASS} AND u.url = ?",
+                (pass_id, url),
             ).fetchone()
             if row is None:
                 return None
@@ -253,10 +287,14 @@ class QueriesPart(CrewPart):
             url = target
         return None
 
-    def passes(self, limit: int) -> list[PassInfo]:
+    def passes(self, limit: int, like: int | None = None) -> list[PassInfo]:
+        where, params = "", [limit]
+        if like is not None:
+            where = "WHERE start_urls = (SELECT start_urls FROM passes WHERE id = ?) "
+            params = [like, limit]
         with self._read() as s:
             rows = s.execute(
-                f"SELECT {PASS_COLUMNS} FROM passes ORDER BY id DESC LIMIT ?", (limit,)
+                f"SELECT {PASS_COLUMNS} FROM passes {where}ORDER BY id DESC LIMIT ?", params
             ).fetchall()
         return [pass_from_row(row) for row in rows[::-1]]
 
@@ -282,8 +320,8 @@ class QueriesPart(CrewPart):
         )
         with self._read() as s:
             rows = s.execute(
-                f"SELECT {_URL_COLUMNS} FROM urls WHERE lower(url) LIKE ? ESCAPE '\\' "
-                "ORDER BY id LIMIT ? OFFSET ?",
+                f"SELECT {_url_columns('u.seen_pass')} FROM urls u "
+                "WHERE lower(u.url) LIKE ? ESCAPE '\\' ORDER BY u.id LIMIT ? OFFSET ?",
                 (pattern, limit, offset),
             ).fetchall()
         return [_url_record(row, []) for row in rows]
@@ -292,7 +330,10 @@ class QueriesPart(CrewPart):
         d = self.dialect
         condition, values = d.member_url([url])
         with self._read() as s:
-            row = s.execute(f"SELECT {_URL_COLUMNS}, seen_pass FROM urls WHERE {condition}", values)
+            row = s.execute(
+                f"SELECT {_url_columns('u.seen_pass')}, u.seen_pass FROM urls u WHERE {condition}",
+                values,
+            )
             found = row.fetchone()
             if found is None:
                 return None
@@ -300,13 +341,15 @@ class QueriesPart(CrewPart):
                 _referrer(page, line)
                 for page, line in s.execute(
                     "SELECT s.url, l.line FROM links l JOIN urls s ON s.id = l.src "
-                    "WHERE l.dst = ? AND s.links_pass IS NOT NULL AND s.seen_pass = ? "
-                    f"AND {NOT_WITHIN} "
+                    "JOIN seen ms ON ms.url_id = s.id AND ms.pass_id = ? "
+                    f"WHERE l.dst = ? AND {NOT_WITHIN} "
                     f"ORDER BY s.url{d.binary_text}, l.line{d.nulls_first}",
-                    (found[0], found[-1]),
+                    (found[-1], found[0]),
                 )
             ]
-        return _url_record(found, referrers)
+        record = _url_record(found, referrers)
+        record.pass_id = found[-1]
+        return record
 
     def links_from(self, url: str) -> list[Referrer]:
         d = self.dialect

@@ -23,7 +23,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS passes(
   sites TEXT,
   inputs TEXT,
   named TEXT,
-  baseline TEXT
+  baseline TEXT,
+  active_at {real}
 );
 CREATE TABLE IF NOT EXISTS urls(
   id {serial},
@@ -70,8 +71,6 @@ CREATE TABLE IF NOT EXISTS urls(
   last_good {real},
   failing_since {real},
   seen_pass {int},
-  done_pass {int},
-  links_pass {int},
   links_at {real},
   referrer_id {int},
   response_ms {real},
@@ -80,21 +79,13 @@ CREATE TABLE IF NOT EXISTS urls(
   heading_ids TEXT,
   looked_again {int}
 );
-CREATE INDEX IF NOT EXISTS urls_seen ON urls(seen_pass);
+{seen};
 CREATE TABLE IF NOT EXISTS links(
   {link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int}, fragment TEXT
 );
 CREATE INDEX IF NOT EXISTS links_src ON links(src{link_order});
 {links_by_target};
-CREATE TABLE IF NOT EXISTS frontier(
-  url_id {int} PRIMARY KEY,
-  pass_id {int} NOT NULL,
-  origin TEXT NOT NULL,
-  rnd {int} NOT NULL,
-  lease_owner TEXT,
-  lease_until {real},
-  looks {int} NOT NULL DEFAULT 0
-);
+{frontier};
 {frontier_pick};
 CREATE TABLE IF NOT EXISTS patterns(
   pass_id {int} NOT NULL,
@@ -143,6 +134,31 @@ CREATE TABLE IF NOT EXISTS plugin_fields(
   PRIMARY KEY(pass_id, plugin)
 );
 """
+
+# The URLs of each pass, by id: a memory holds the passes of several start sets, and a URL
+# may be in several of them (``urls.seen_pass`` is the latest). ``stage``: 0 seen (queued),
+# 1 settled in the pass, 2 settled with its links written in the pass (a page parsed, or
+# read unchanged)
+SEEN = """CREATE TABLE IF NOT EXISTS seen(
+  pass_id {int} NOT NULL,
+  url_id {int} NOT NULL,
+  stage {int} NOT NULL DEFAULT 0,
+  PRIMARY KEY(pass_id, url_id)
+){without_rowid}"""
+SEEN_SETTLED = 1
+SEEN_LINKED = 2
+
+# What is due in each unfinished pass (several start sets may each have one)
+FRONTIER = """CREATE TABLE IF NOT EXISTS {name}(
+  url_id {int} NOT NULL,
+  pass_id {int} NOT NULL,
+  origin TEXT NOT NULL,
+  rnd {int} NOT NULL,
+  lease_owner TEXT,
+  lease_until {real},
+  looks {int} NOT NULL DEFAULT 0,
+  PRIMARY KEY(pass_id, url_id)
+){without_rowid}"""
 
 # The frontier's order for claims, and all a claim tests of a row: on a big site most rows
 # are skipped (leased, or of a host busy enough), and none of them is read from the table
@@ -222,7 +238,34 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         # the pass in which it needed one
         "ALTER TABLE urls ADD COLUMN looked_again {int}",
     ),
+    11: (
+        # the URLs of each pass in a table of their own: a pass of other start URLs no
+        # longer takes the URLs it shares with another set's pass from it
+        SEEN,
+        "INSERT INTO seen(pass_id, url_id, stage) SELECT seen_pass, id, CASE "
+        "WHEN done_pass = seen_pass AND links_pass = seen_pass THEN 2 "
+        "WHEN done_pass = seen_pass THEN 1 ELSE 0 END FROM urls WHERE seen_pass IS NOT NULL",
+        "DROP INDEX IF EXISTS urls_seen",
+        "ALTER TABLE urls DROP COLUMN done_pass",
+        "ALTER TABLE urls DROP COLUMN links_pass",
+        # each unfinished pass keeps its frontier: a URL may be due in two of them
+        FRONTIER.replace("{name}", "frontier_by_pass"),
+        "INSERT INTO frontier_by_pass(url_id, pass_id, origin, rnd, lease_owner, lease_until, "
+        "looks) SELECT url_id, pass_id, origin, rnd, lease_owner, lease_until, looks "
+        "FROM frontier",
+        "DROP TABLE frontier",
+        "ALTER TABLE frontier_by_pass RENAME TO frontier",
+        # when a run last began or ended the pass: the latest pass is the one last at work
+        "ALTER TABLE passes ADD COLUMN active_at {real}",
+        "UPDATE passes SET active_at = coalesce(finished_at, stopped_at, started_at)",
+    ),
 }
+
+# the URLs of a pass (``passes.id``) of one verdict
+_COUNT_IN_PASS = (
+    "SELECT count(*) FROM seen m JOIN urls u ON u.id = m.url_id "
+    "WHERE m.pass_id = passes.id AND u.state = ?"
+)
 
 # a sole crawler goes without this index during its run, and builds it in one go at its end
 LINKS_BY_TARGET = "CREATE INDEX IF NOT EXISTS links_dst ON links(dst)"
@@ -262,14 +305,13 @@ class Dialect:
     # appended to a SELECT of one row that concurrent writers must take turns on ("" where
     # a write transaction already excludes every other writer)
     lock_row: str = ""
-    # put before a column in a condition, keeps the planner from using the column's index
-    # for it ("" where the planner knows better): SQLite, without statistics, reads the
-    # links of a few targets through every page of the pass rather than by target
-    unindexed: str = ""
     # one crawler at a time (a lock keeps the others out): the index of links by target is
     # built in one go when its run ends, not row by row during it (a big crawl's costliest
     # write)
     sole_crawler: bool = False
+    # appended to a table keyed by more than one column: its rows are kept in the key's
+    # order, with no other id ("" where the database has no such tables)
+    without_rowid: str = ""
 
     def schema(self) -> list[str]:
         ddl = _SCHEMA.format(
@@ -281,6 +323,8 @@ class Dialect:
             url_unique="" if self.url_digest else " UNIQUE",
             links_by_target=LINKS_BY_TARGET,
             frontier_pick=FRONTIER_PICK,
+            seen=self._format(SEEN),
+            frontier=self._format(FRONTIER.replace("{name}", "frontier")),
         )
         statements = [s.strip() for s in ddl.split(";") if s.strip()]
         if self.sole_crawler:
@@ -291,9 +335,12 @@ class Dialect:
             )
         return statements
 
+    def _format(self, statement: str) -> str:
+        return statement.format(int=self.integer, real=self.real, without_rowid=self.without_rowid)
+
     def migration(self, version: int) -> list[str]:
         """The statements that bring a memory of ``version - 1`` to ``version``."""
-        return [m.format(int=self.integer, real=self.real) for m in _MIGRATIONS[version]]
+        return [self._format(m) for m in _MIGRATIONS[version]]
 
     @property
     def url_conflict(self) -> str:
@@ -464,7 +511,8 @@ class SchemaPart(ABC):
         named = {
             url: state
             for url, state in s.execute(
-                "SELECT url, state FROM urls WHERE seen_pass = ? AND state IN (?, ?)",
+                "SELECT u.url, u.state FROM seen m JOIN urls u ON u.id = m.url_id "
+                "WHERE m.pass_id = ? AND u.state IN (?, ?)",
                 (row[0], State.BROKEN.value, State.WARNING.value),
             )
         }
@@ -476,8 +524,7 @@ class SchemaPart(ABC):
         target = "?" if pass_id is not None else "(SELECT max(id) FROM passes)"
         s.execute(
             "UPDATE passes SET "
-            "broken = (SELECT count(*) FROM urls WHERE seen_pass = passes.id AND state = ?), "
-            "warnings = (SELECT count(*) FROM urls WHERE seen_pass = passes.id AND state = ?) "
+            f"broken = ({_COUNT_IN_PASS}), warnings = ({_COUNT_IN_PASS}) "
             f"WHERE id = {target}",
             (State.BROKEN.value, State.WARNING.value, *(() if pass_id is None else (pass_id,))),
         )

@@ -49,8 +49,8 @@ SQLITE = Dialect(
     chunk=500,
     url_digest="",
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-    unindexed="+",  # SQLite's unary plus: the term is not looked up through an index
     sole_crawler=True,  # the crawl lock keeps a second crawler out
+    without_rowid=" WITHOUT ROWID",
 )
 
 
