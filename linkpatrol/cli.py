@@ -24,11 +24,11 @@ from linkpatrol.config import (
     build_settings,
     load_file,
 )
-from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat
+from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat, StoreError
 from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, did_you_mean, options_of
 from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.report.baseline import read_baseline
-from linkpatrol.store import Store, open_store
+from linkpatrol.store import PassInfo, ReadMemory, Store, open_store, starts_named
 
 if TYPE_CHECKING:
     from linkpatrol.checker import Check
@@ -411,12 +411,38 @@ def _read_memory(settings: SiteSettings, query: Callable[[Store], T]) -> T:
         store.close()
 
 
+def _asked_pass(store: ReadMemory, settings: SiteSettings, given: Collection[str]) -> PassInfo:
+    """The pass a reading command shows: the latest pass, or the latest of the start
+    values it names (on its command line, or in a configuration file named there): a
+    memory keeps the passes of each set of start values."""
+    from linkpatrol.local import resolve_inputs
+    from linkpatrol.urls import BadURL, canonical, is_http
+
+    values: tuple[str, ...] = settings.start_urls if "start_urls" in given else ()
+    starts: tuple[str, ...] = ()
+    if values:
+        with contextlib.suppress(LinkpatrolError, BadURL):
+            resolved = resolve_inputs(
+                values, settings.base_url, Path.cwd(), settings.max_urls, settings.root_dir
+            )
+            starts = tuple(canonical(u) if is_http(u) else u for u in resolved.start_urls)
+    info = store.latest_pass(values, starts)
+    if info is None and values:
+        raise StoreError(
+            f"{store.location}: no pass of {', '.join(starts_named(values, starts))} "
+            "recorded (run 'linkpatrol check' with them first)"
+        )
+    if info is None:
+        raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
+    return info
+
+
 def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
     """The last pass's report as it was checked, but for the report options ``given`` on
     the command line."""
 
     def written(store: Store) -> Report:
-        info = store.latest_pass()
+        info = _asked_pass(store, settings, given)
         options = as_checked(info.options if info else None, settings, given)
         report = build_report(store, info, options, baseline)
         _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed
@@ -471,10 +497,12 @@ def _run_init(values: list[str], path: Path, force: bool, err: TextIO) -> ExitCo
     return ExitCode.CLEAN
 
 
-def _run_status(settings: SiteSettings, format_: str) -> ExitCode:
+def _run_status(settings: SiteSettings, given: Collection[str], format_: str) -> ExitCode:
     from linkpatrol.report.status import pass_status, render_status_json, render_status_text
 
-    status = _read_memory(settings, pass_status)
+    status = _read_memory(
+        settings, lambda store: pass_status(store, _asked_pass(store, settings, given))
+    )
     sys.stdout.write(
         render_status_json(status) if format_ == "json" else render_status_text(status)
     )
@@ -545,7 +573,7 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
     try:
         if args.command in ("history", "status"):
             if args.command == "status":
-                return _run_status(_settings(args), args.print_format)
+                return _run_status(*_settings_given(args), args.print_format)
             return _run_history(_settings(args), args.url, args.print_format)
         if args.command == "init":
             return _run_init(args.urls, Path(args.config), args.force, err)

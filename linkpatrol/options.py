@@ -351,10 +351,15 @@ OPTIONS: tuple[Option, ...] = (
         field="start_urls",
         key="start",
         kind=Kind.ARGUMENT,
+        commands=(CHECK, REPORT, STATUS),
         convert=strings,
         metavar="URL|PATH",
         nargs="*",
         path=PathKind.FILE,
+        help_on=tuple(
+            (command, "the start values of the pass to show (default: the latest pass)")
+            for command in (REPORT, STATUS)
+        ),
     ),
     Option(
         ("url",),

@@ -667,7 +667,7 @@ def build_report(
     urls = sum(tally.states.values())
     for url_id, pages in store.referrers(info.id, list(noted)).items():
         noted[url_id].referrers = pages
-    passes = store.passes(TREND_PASSES)
+    passes = store.passes(TREND_PASSES, like=info.id)
     earlier = earlier or store.earlier(info)
     before = earlier.named if earlier is not None else None
     as_warnings = options.redirects_as_warnings

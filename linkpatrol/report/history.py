@@ -40,7 +40,7 @@ def load_history(store: ReadMemory, url: str) -> UrlHistory:
         raise StoreError(f"{store.location}: {key} is not in the memory")
     changes = store.changes([record.id]).get(record.id, [])
     links = store.links_from(key)
-    recent = frozenset(p.id for p in store.passes(FLAP_PASSES))
+    recent = frozenset(p.id for p in store.passes(FLAP_PASSES, like=record.pass_id))
     return UrlHistory(record, changes, links, recent)
 
 

@@ -48,8 +48,9 @@ class PassStatus:
         return self.info.elapsed + max(0.0, self.now - min(w.started_at for w in self.workers))
 
 
-def pass_status(store: ReadMemory) -> PassStatus:
-    info = store.latest_pass()
+def pass_status(store: ReadMemory, info: PassInfo | None = None) -> PassStatus:
+    """Where a pass stands (by default the latest)."""
+    info = info or store.latest_pass()
     if info is None:
         raise StoreError(f"{store.location}: no pass recorded yet (run 'linkpatrol check' first)")
     return PassStatus(
