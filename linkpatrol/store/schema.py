@@ -478,7 +478,14 @@ class SchemaPart(ABC):
     def _create_schema(self, s: Session) -> None:
         """Make the tables of a new memory, or bring an older one to this schema version."""
         known = s.execute(self.dialect.table_exists, ("meta",)).fetchone()
-        version = (self._schema_version(s) if known else 0) or SCHEMA_VERSION
+        found = self._schema_version(s) if known else 0
+        if found == SCHEMA_VERSION:
+            # made whole in the transaction that wrote its version: nothing to make, and
+            # no table locked (on PostgreSQL, CREATE INDEX IF NOT EXISTS locks its table
+            # first, and a worker joining a crawl would wait for the others' writes
+            # while holding what they wait for)
+            return
+        version = found or SCHEMA_VERSION
         if version < SCHEMA_VERSION:
             for step in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in self.dialect.migration(step):
