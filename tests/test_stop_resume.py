@@ -364,7 +364,9 @@ def test_max_time_stops_a_slow_crawl_with_exit_3(run: Runner, serve: Serve) -> N
     assert code == 0 and again["complete"] is True
 
 
-def test_other_start_urls_start_a_new_pass_instead_of_resuming(run: Runner, serve: Serve) -> None:
+def test_other_start_urls_start_a_pass_of_their_own_and_leave_the_first_to_resume(
+    run: Runner, serve: Serve
+) -> None:
     pages = small_site(6)
     site = serve(pages)
 
@@ -377,7 +379,9 @@ def test_other_start_urls_start_a_new_pass_instead_of_resuming(run: Runner, serv
     assert other["pass"] == stopped["pass"] + 1
     assert other["start_urls"] == [site.url("/p/0.html")]
     code, whole = run.check_json(site.url("/"))
-    assert code == 1 and whole["complete"] is True and whole["pass"] == other["pass"] + 1
+    assert code == 1 and whole["complete"] is True and whole["pass"] == stopped["pass"]
+    code, next_pass = run.check_json(site.url("/"))
+    assert code == 1 and next_pass["pass"] == other["pass"] + 1
 
 
 @pytest.mark.backends("sqlite")  # the signal handling is the command's, whatever the memory
