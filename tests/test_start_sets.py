@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 
+from linkpatrol.store import open_store
 from tests.conftest import Runner, Serve
 from tests.sitesrv import Page, html
 
 pytestmark = pytest.mark.backends
+
+T0 = 1_700_000_000.0
 
 
 def site(shared: str, name: str, pages: int) -> dict[str, Page]:
@@ -94,3 +97,28 @@ def test_what_is_new_and_the_trend_compare_passes_of_the_same_start_values(
     assert code == 0 and again["summary"]["new"] == 0
     assert again["compared_with"]["pass"] == first["pass"]
     assert [p["pass"] for p in again["passes"]] == [first["pass"], again["pass"]]
+
+
+def test_the_passes_compared_are_those_of_the_same_start_values(db: str) -> None:
+    """The passes a report's trend and a URL's flips are counted over, and the pass shown
+    by default: the one a run last began or ended."""
+    store = open_store(db, crawl=True)
+    try:
+        ids: dict[str, list[int]] = {"a": [], "b": []}
+        for n, name in enumerate("abab"):
+            info = store.begin_pass([f"http://{name}.test/"], T0 + 10 * n)
+            store.end_run(info.id, 1.0, T0 + 10 * n + 1, True, None)
+            ids[name].append(info.id)
+        cut = store.begin_pass(["http://a.test/"], T0 + 50)
+        store.end_run(cut.id, 1.0, T0 + 51, False, "SIGTERM")
+        store.begin_pass(["http://b.test/"], T0 + 60)  # a run of b is under way
+        assert [p.id for p in store.passes(10, like=ids["a"][0])] == [*ids["a"], cut.id]
+        assert [p.id for p in store.passes(2, like=ids["b"][1])] == [ids["b"][1], ids["b"][1] + 2]
+        latest = store.latest_pass()
+        assert latest is not None and latest.id == ids["b"][1] + 2
+        of_a = store.latest_pass(start_urls=["http://a.test/"])
+        assert of_a is not None and of_a.id == cut.id
+        named = store.latest_pass(inputs=["http://c.test/"], start_urls=["http://c.test/"])
+        assert named is None
+    finally:
+        store.close()
