@@ -12,9 +12,9 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from linkpatrol import __version__, build
 from linkpatrol.config import (
@@ -28,15 +28,13 @@ from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportForma
 from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, did_you_mean, options_of
 from linkpatrol.report import Report, build_report, render_pieces
 from linkpatrol.report.baseline import read_baseline
-from linkpatrol.store import PassInfo, ReadMemory, Store, open_store, starts_named
+from linkpatrol.store import PassInfo, ReadMemory, Store, read_memory, starts_named
 
 if TYPE_CHECKING:
     from linkpatrol.checker import Check
     from linkpatrol.crawl import CrawlResult
     from linkpatrol.observer import Observer
     from linkpatrol.report.json import Sharing
-
-T = TypeVar("T")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -402,15 +400,6 @@ def _wants_progress(settings: SiteSettings) -> bool:
     return sys.stderr.isatty()
 
 
-def _read_memory(settings: SiteSettings, query: Callable[[Store], T]) -> T:
-    """What ``query`` reads from the memory, opened for reading only."""
-    store = open_store(settings.db, crawl=False)
-    try:
-        return query(store)
-    finally:
-        store.close()
-
-
 def _asked_pass(store: ReadMemory, settings: SiteSettings, given: Collection[str]) -> PassInfo:
     """The pass a reading command shows: the latest pass, or the latest of the start
     values it names (on its command line, or in a configuration file named there): a
@@ -453,7 +442,7 @@ def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
     baseline = read_baseline(given_baseline) if given_baseline else None
     sharing = _sharing(settings)
     try:
-        return _read_memory(settings, written).exit_code
+        return read_memory(settings.db, written).exit_code
     finally:
         _stop_sharing(sharing)
 
@@ -461,7 +450,7 @@ def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
 def _run_history(settings: SiteSettings, url: str, format_: str) -> ExitCode:
     from linkpatrol.report.history import load_history, render_history_json, render_history_text
 
-    history = _read_memory(settings, lambda store: load_history(store, url))
+    history = read_memory(settings.db, lambda store: load_history(store, url))
     text = render_history_json(history) if format_ == "json" else render_history_text(history)
     sys.stdout.write(text)
     return ExitCode.CLEAN
@@ -500,8 +489,8 @@ def _run_init(values: list[str], path: Path, force: bool, err: TextIO) -> ExitCo
 def _run_status(settings: SiteSettings, given: Collection[str], format_: str) -> ExitCode:
     from linkpatrol.report.status import pass_status, render_status_json, render_status_text
 
-    status = _read_memory(
-        settings, lambda store: pass_status(store, _asked_pass(store, settings, given))
+    status = read_memory(
+        settings.db, lambda store: pass_status(store, _asked_pass(store, settings, given))
     )
     sys.stdout.write(
         render_status_json(status) if format_ == "json" else render_status_text(status)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from linkpatrol.model import StoreError
 from linkpatrol.report import FLAP_PASSES, Entry, Referrer, entry_of, flips, iso, moment
@@ -79,9 +80,10 @@ def render_history_text(history: UrlHistory) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_history_json(history: UrlHistory) -> str:
+def history_dict(history: UrlHistory) -> dict[str, Any]:
+    """The history as the JSON the command prints."""
     r = history.record
-    data = {
+    return {
         "url": r.url,
         "action": r.action.value,
         "state": r.state.value,
@@ -98,4 +100,7 @@ def render_history_json(history: UrlHistory) -> str:
         "referrers": [{"url": page, "line": line} for page, line in r.referrers],
         "links": [{"url": link.url, "line": link.line} for link in history.links],
     }
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
+def render_history_json(history: UrlHistory) -> str:
+    return json.dumps(history_dict(history), ensure_ascii=False, indent=1) + "\n"

@@ -300,5 +300,10 @@ def _entry_pieces(
     yield "]}"
 
 
+def entry_dict(entry: Entry) -> dict[str, Any]:
+    """One URL's object of the report, whole (for a few URLs: a report's are streamed)."""
+    return dict(json.loads("".join(_entry_pieces(entry, _encoder(), {}))))
+
+
 def render_json(report: Report) -> str:
     return "".join(iter_json(report))

@@ -471,6 +471,16 @@ def open_store(location: str, *, crawl: bool, outage_wait: float = 60.0) -> Stor
     return SqliteStore(location, crawl=crawl)
 
 
+def read_memory(location: str, query: Callable[[Store], R]) -> R:
+    """What ``query`` reads from the memory at ``location``, opened for reading only (a
+    missing memory is refused, never made)."""
+    store = open_store(location, crawl=False)
+    try:
+        return query(store)
+    finally:
+        store.close()
+
+
 __all__ = [
     "Anchors",
     "Change",
@@ -491,5 +501,6 @@ __all__ = [
     "UrlRecord",
     "WorkerInfo",
     "open_store",
+    "read_memory",
     "starts_named",
 ]
