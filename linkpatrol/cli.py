@@ -573,6 +573,10 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
             from linkpatrol.dashboard import run_dashboard
 
             return run_dashboard(_settings(args).db, args.host, args.port, err)
+        if args.command == "mcp":
+            from linkpatrol.mcp import run_mcp
+
+            return run_mcp(_settings(args))
         settings, given = _settings_given(args)
         if args.command == "check":
             return _run_check(settings)

@@ -267,6 +267,7 @@ STATUS = "status"
 SERVE = "serve"
 INIT = "init"
 COMPLETION = "completion"
+MCP = "mcp"
 REPORTING = (CHECK, REPORT)  # the commands that write a pass's report
 READING = (HISTORY, STATUS, SERVE)  # the commands that only read the memory and print
 
@@ -279,6 +280,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     (INIT, "write a commented linkpatrol.toml with every key and its default"),
     (COMPLETION, "print a shell completion script"),
     (SERVE, "a read-only web dashboard over the memory, live while a crawl runs"),
+    (MCP, "a Model Context Protocol server on stdio: check, report and history as tools"),
 )
 
 
@@ -497,9 +499,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         ("--config",),
         f"{_FILE} (default: ./{DEFAULT_CONFIG})",
-        commands=(*REPORTING, *READING),
+        commands=(*REPORTING, *READING, MCP),
         metavar="FILE",
-        help_on=tuple((command, _FILE) for command in READING),
+        help_on=tuple((command, _FILE) for command in (*READING, MCP)),
         path=PathKind.FILE,
     ),
     Option(
@@ -514,9 +516,15 @@ OPTIONS: tuple[Option, ...] = (
         ("--db",),
         "the memory: a SQLite file or a postgresql:// URL (default: linkpatrol.db)",
         field="db",
-        commands=(*REPORTING, *READING),
+        commands=(*REPORTING, *READING, MCP),
         metavar="PATH|URL",
-        help_on=tuple((command, _MEMORY) for command in READING),
+        help_on=(
+            *((command, _MEMORY) for command in READING),
+            (
+                MCP,
+                "the memory the tools read and check into, and no other (default: linkpatrol.db)",
+            ),
+        ),
         path=PathKind.FILE,
     ),
     Option(
