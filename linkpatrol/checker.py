@@ -99,6 +99,7 @@ class Check:
         self._watcher: PluginObserver | None = None
         self._stop_reason: str | None = None
         self._result: CrawlResult | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the crawl's, once it runs
 
     def open(self) -> Check:
         """Open the memory for the crawl (a bad one is refused here)."""
@@ -121,7 +122,16 @@ class Check:
             store.close()
 
     def stop(self, reason: str) -> None:
-        """Stop taking new work; what is under way ends, the memory keeps it all."""
+        """Stop taking new work; what is under way ends, the memory keeps it all. From any
+        thread: another's stop is handed to the crawl's event loop."""
+        loop = self._loop
+        if loop is not None and not _running_on(loop):
+            with contextlib.suppress(RuntimeError):  # closed: the crawl is over
+                loop.call_soon_threadsafe(self._stopped, reason)
+            return
+        self._stopped(reason)
+
+    def _stopped(self, reason: str) -> None:
         if self._stop_reason is None:
             self._stop_reason = reason
         if self._crawl is not None:
@@ -133,6 +143,7 @@ class Check:
 
         store = self.open().store
         assert store is not None
+        self._loop = asyncio.get_running_loop()
         observer = observer or Observer()
         if not self.settings.robots:
             observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
@@ -202,6 +213,14 @@ def check(
     (its ``exit_code`` says which kind) before anything is written.
     """
     return Check(settings, stdin=stdin, transport=transport).run(observer, render)
+
+
+def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether this thread is running ``loop``."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def check_log(settings: SiteSettings) -> None:

@@ -8,12 +8,14 @@ import contextlib
 import dataclasses
 import io
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from linkpatrol import Check, check
+from linkpatrol.checker import CheckResult
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import Action, ExitCode, LinkpatrolError, Reason
 from linkpatrol.observer import Observer
@@ -100,6 +102,31 @@ def test_a_check_stopped_before_its_crawl_makes_no_request(serve: Any, tmp_path:
     assert result.stop_reason == "by the caller" and not result.complete
     assert result.exit_code is ExitCode.STOPPED and not reports[0].complete
     assert run.store is None  # closed after the run
+
+
+def test_a_check_running_in_a_thread_is_stopped_from_another(serve: Any, tmp_path: Path) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def held(request: Any) -> int:
+        started.set()
+        release.wait(30)
+        return int(request._send_page(Page('<a href="/next">next</a>'), request.path))
+
+    site = serve({"/": held, "/next": Page("<p>next</p>")})
+    run = Check(SiteSettings(start_urls=(site.url("/"),), db=str(tmp_path / "memory.db")))
+    results: list[CheckResult] = []
+    thread = threading.Thread(target=lambda: results.append(run.run()))
+    thread.start()
+    try:
+        assert started.wait(30)
+        run.stop("from another thread")
+    finally:
+        release.set()
+        thread.join(30)
+
+    (result,) = results
+    assert result.stop_reason == "from another thread" and not result.complete
+    assert "/next" not in [hit.path for hit in site.requests()]
 
 
 def test_check_run_in_steps_on_the_callers_loop(serve: Any, tmp_path: Path) -> None:
