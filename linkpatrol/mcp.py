@@ -21,12 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from linkpatrol.checker import Check
 from linkpatrol.config import SiteSettings
 from linkpatrol.model import ExitCode, LinkpatrolError
 from linkpatrol.report import Entry, Report, build_report
 from linkpatrol.store import Store, read_memory
 
 try:
+    import anyio
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -43,6 +45,7 @@ MOST_CHECK_REQUESTS = 100_000
 LISTED = 50  # links a report lists when the client names no limit
 MOST_LISTED = 1_000
 PAGES_LISTED = 100  # pages named for one link; the rest are counted
+CANCELLED = "client cancel"  # a check's stop reason when the client cancels it
 
 
 def same_memory(given: str, bound: str) -> bool:
@@ -110,6 +113,35 @@ def report_answer(
     return answer
 
 
+class _Running:
+    """A check in a worker thread, with its own event loop; stopped from any thread."""
+
+    def __init__(self, settings: SiteSettings, limit: int, done: Callable[[], None]) -> None:
+        self.settings = settings
+        self.limit = limit
+        self.done = done  # called once the check is over, whatever its end
+        self.check: Check | None = None
+        self.stopped: str | None = None
+
+    def run(self) -> dict[str, Any]:
+        answers: list[dict[str, Any]] = []
+        try:
+            self.check = check = Check(self.settings, stdin=io.StringIO())
+            if self.stopped is not None:  # before it began: it makes no request
+                check.stop(self.stopped)
+            check.run(render=lambda report: answers.append(report_answer(report, limit=self.limit)))
+        except LinkpatrolError as exc:
+            raise ToolError(str(exc)) from None
+        finally:
+            self.done()
+        return answers[0]
+
+    def stop(self, reason: str) -> None:
+        self.stopped = reason
+        if self.check is not None:
+            self.check.stop(reason)
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A tool: the method of :class:`Tools` that answers it, and what a client is told."""
@@ -167,7 +199,7 @@ class Tools:
                 f"{memory}: not this server's memory; it answers for {self.settings.db} only"
             )
 
-    def check(
+    async def check(
         self,
         target: Annotated[
             str,
@@ -188,8 +220,6 @@ class Tools:
             int, Field(ge=0, le=MOST_LISTED, description="most links listed in the answer")
         ] = LISTED,
     ) -> dict[str, Any]:
-        from linkpatrol.checker import check
-
         if target == "-":
             raise ToolError("-: a list on standard input cannot be checked here; name a target")
         given = self.settings
@@ -203,20 +233,15 @@ class Tools:
             verbose=0,
             progress=False,
         )
-        answers: list[dict[str, Any]] = []
         if not self._checking.acquire(blocking=False):
             raise ToolError(f"{given.db}: a check is already running; wait for its answer")
+        running = _Running(settings, limit, self._checking.release)
         try:
-            check(
-                settings,
-                render=lambda report: answers.append(report_answer(report, limit=limit)),
-                stdin=io.StringIO(),
-            )
-        except LinkpatrolError as exc:
-            raise ToolError(str(exc)) from None
-        finally:
-            self._checking.release()
-        return answers[0]
+            # the worker thread is let go at a cancel, and its check stopped: it ends soon
+            return await anyio.to_thread.run_sync(running.run, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            running.stop(CANCELLED)
+            raise
 
     def report(
         self,

@@ -342,3 +342,48 @@ def test_one_check_at_a_time_while_the_reading_tools_keep_answering(
     assert "memory.db: a check is already running" in seen["second"]
     assert seen["status"]["complete"] is False
     assert seen["first"]["complete"] is True and seen["first"]["exit_code"] == 0
+
+
+def test_a_check_the_client_cancels_stops_and_the_next_one_goes_on(
+    tmp_path: Path, serve: Serve
+) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def held(request: Any) -> int:
+        started.set()
+        release.wait(CALL_TIMEOUT)
+        return int(request._send_page(Page('<a href="/gone">gone</a>\n'), request.path))
+
+    site = serve({"/": held})
+    seen: dict[str, Any] = {}
+
+    async def talk(session: ClientSession) -> None:
+        with anyio.move_on_after(CALL_TIMEOUT) as waited:
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(session.call_tool, "check", {"target": site.url("/")})
+                await anyio.to_thread.run_sync(started.wait, CALL_TIMEOUT)
+                calls.cancel_scope.cancel()  # the client gives up on its call
+        assert not waited.cancelled_caught
+        release.set()
+        for _ in range(100):  # until the stopped check is over
+            seen["status"] = await _answer(session, "status")
+            if not seen["status"]["workers"]:
+                break
+            await anyio.sleep(0.1)
+        for _ in range(100):  # and has let go of the memory
+            result = await session.call_tool("check", {"target": site.url("/")})
+            if not result.is_error:
+                seen["next"] = result.structured_content
+                break
+            await anyio.sleep(0.1)
+
+    try:
+        _talk(tmp_path, ["--db", "memory.db"], talk)
+    finally:
+        release.set()
+
+    assert seen["status"]["phase"] == "stopped by client cancel"
+    assert seen["status"]["verdicts"]["broken"] == 0  # the start page's link was not followed
+    answer = seen["next"]
+    assert answer["pass"] == 1 and answer["complete"] is True, answer
+    assert [e["url"] for e in answer["broken"]] == [site.url("/gone")]
