@@ -204,6 +204,22 @@ class TestSite:
             self.hits.clear()
 
 
+class Held:
+    """A page whose answer waits until the test lets it go (``release``), saying when it
+    is asked (``started``); it answers on its own after ``most`` seconds."""
+
+    def __init__(self, body: str, most: float = 60.0) -> None:
+        self.body = body
+        self.most = most
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: Any) -> int:
+        self.started.set()
+        self.release.wait(self.most)
+        return int(request._send_page(Page(self.body), request.path))
+
+
 def free_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as s:

@@ -21,7 +21,7 @@ from linkpatrol.model import Action, ExitCode, LinkpatrolError, Reason
 from linkpatrol.observer import Observer
 from linkpatrol.report import Report, render
 from linkpatrol.store import Outcome, open_store
-from tests.sitesrv import Page, html
+from tests.sitesrv import Held, Page, html
 
 
 class LoopWatcher(Observer):
@@ -105,23 +105,17 @@ def test_a_check_stopped_before_its_crawl_makes_no_request(serve: Any, tmp_path:
 
 
 def test_a_check_running_in_a_thread_is_stopped_from_another(serve: Any, tmp_path: Path) -> None:
-    started, release = threading.Event(), threading.Event()
-
-    def held(request: Any) -> int:
-        started.set()
-        release.wait(30)
-        return int(request._send_page(Page('<a href="/next">next</a>'), request.path))
-
+    held = Held('<a href="/next">next</a>', 30)
     site = serve({"/": held, "/next": Page("<p>next</p>")})
     run = Check(SiteSettings(start_urls=(site.url("/"),), db=str(tmp_path / "memory.db")))
     results: list[CheckResult] = []
     thread = threading.Thread(target=lambda: results.append(run.run()))
     thread.start()
     try:
-        assert started.wait(30)
+        assert held.started.wait(30)
         run.stop("from another thread")
     finally:
-        release.set()
+        held.release.set()
         thread.join(30)
 
     (result,) = results

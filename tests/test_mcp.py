@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -20,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.conftest import Serve
-from tests.sitesrv import Page, html
+from tests.sitesrv import Held, Page, html
 
 CALL_TIMEOUT = 60.0  # seconds for one test's whole conversation with the server
 INSTALL_HINT = "pip install 'linkpatrol[mcp]'"
@@ -313,13 +312,7 @@ def test_a_check_stops_at_its_request_limit_and_the_next_one_goes_on(
 def test_one_check_at_a_time_while_the_reading_tools_keep_answering(
     tmp_path: Path, serve: Serve
 ) -> None:
-    started, release = threading.Event(), threading.Event()
-
-    def held(request: Any) -> int:
-        started.set()
-        release.wait(CALL_TIMEOUT)
-        return int(request._send_page(Page("<p>at last</p>"), request.path))
-
+    held = Held("<p>at last</p>", CALL_TIMEOUT)
     site = serve({"/": Page('<a href="/held">held</a>\n'), "/held": held})
     seen: dict[str, Any] = {}
 
@@ -329,15 +322,15 @@ def test_one_check_at_a_time_while_the_reading_tools_keep_answering(
 
         async with anyio.create_task_group() as calls:
             calls.start_soon(first)
-            await anyio.to_thread.run_sync(started.wait, CALL_TIMEOUT)
+            await anyio.to_thread.run_sync(held.started.wait, CALL_TIMEOUT)
             seen["second"] = await _refusal(session, "check", target=site.url("/"))
             seen["status"] = await _answer(session, "status")
-            release.set()
+            held.release.set()
 
     try:
         _talk(tmp_path, ["--db", "memory.db"], talk)
     finally:
-        release.set()
+        held.release.set()
 
     assert "memory.db: a check is already running" in seen["second"]
     assert seen["status"]["complete"] is False
@@ -347,13 +340,7 @@ def test_one_check_at_a_time_while_the_reading_tools_keep_answering(
 def test_a_check_the_client_cancels_stops_and_the_next_one_goes_on(
     tmp_path: Path, serve: Serve
 ) -> None:
-    started, release = threading.Event(), threading.Event()
-
-    def held(request: Any) -> int:
-        started.set()
-        release.wait(CALL_TIMEOUT)
-        return int(request._send_page(Page('<a href="/gone">gone</a>\n'), request.path))
-
+    held = Held('<a href="/gone">gone</a>\n', CALL_TIMEOUT)
     site = serve({"/": held})
     seen: dict[str, Any] = {}
 
@@ -361,10 +348,10 @@ def test_a_check_the_client_cancels_stops_and_the_next_one_goes_on(
         with anyio.move_on_after(CALL_TIMEOUT) as waited:
             async with anyio.create_task_group() as calls:
                 calls.start_soon(session.call_tool, "check", {"target": site.url("/")})
-                await anyio.to_thread.run_sync(started.wait, CALL_TIMEOUT)
+                await anyio.to_thread.run_sync(held.started.wait, CALL_TIMEOUT)
                 calls.cancel_scope.cancel()  # the client gives up on its call
         assert not waited.cancelled_caught
-        release.set()
+        held.release.set()
         for _ in range(100):  # until the stopped check is over
             seen["status"] = await _answer(session, "status")
             if not seen["status"]["workers"]:
@@ -380,7 +367,7 @@ def test_a_check_the_client_cancels_stops_and_the_next_one_goes_on(
     try:
         _talk(tmp_path, ["--db", "memory.db"], talk)
     finally:
-        release.set()
+        held.release.set()
 
     assert seen["status"]["phase"] == "stopped by client cancel"
     assert seen["status"]["verdicts"]["broken"] == 0  # the start page's link was not followed
