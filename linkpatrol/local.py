@@ -75,6 +75,16 @@ class Mount:
         root = self.folder()
         return root / cleaned.lstrip("/") if cleaned != "/" else root
 
+    def resolve(self, raw: str, base: str | None, query_encoding: str | None = None) -> str:
+        """A link's canonical URL, resolved as on the web server that will serve the root:
+        what lands under that server's address is the file it will serve."""
+        web = self.to_web(base) if base is not None else None
+        url = canonical(raw, web or base, query_encoding)
+        if url.startswith("file:"):  # written as a file: URL; its dots resolved as well
+            web = self.to_web(url)
+            url = canonical(web) if web is not None else url
+        return self.to_file(url)
+
     def folder(self) -> Path:
         """The root as a path on disk."""
         return Path(unquote(urlsplit(self.root).path))
@@ -86,6 +96,12 @@ def file_url(path: Path, folder: bool = False) -> str:
     if folder and not text.endswith("/"):
         text += "/"
     return "file://" + text
+
+
+def file_etag(stat: os.stat_result) -> str:
+    """A file's validator: its modification time and size, as the memory keeps it (a
+    file whose validator changed is read again, and ``fix`` leaves it alone)."""
+    return f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
 
 
 def is_local_input(value: str) -> bool:
@@ -106,8 +122,13 @@ class Inputs:
     mount: Mount | None
 
 
+def path_of_file_url(url: str) -> Path:
+    """The path a ``file:`` URL names."""
+    return Path(unquote(urlsplit(url).path))
+
+
 def _path_of_input(value: str, cwd: Path) -> Path:
-    path = Path(unquote(urlsplit(value).path)) if value.startswith("file:") else Path(value)
+    path = path_of_file_url(value) if value.startswith("file:") else Path(value)
     path = path if path.is_absolute() else cwd / path
     path = Path(os.path.normpath(path))
     if not path.exists():
@@ -243,7 +264,7 @@ def _serve(mount: Mount, request: Request) -> Response:
                 )
             path = page
         stat = path.stat()
-        etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+        etag = file_etag(stat)
         modified = formatdate(stat.st_mtime, usegmt=True)
         kind = content_type_of(path)
         if request.headers.get("If-None-Match") == etag:
@@ -301,7 +322,9 @@ __all__ = [
     "Inputs",
     "Mount",
     "content_type_of",
+    "file_etag",
     "file_url",
     "is_local_input",
+    "path_of_file_url",
     "resolve_inputs",
 ]

@@ -158,12 +158,7 @@ class Policy:
         if mount is None:
             url = canonical(raw, base, query_encoding)
         else:
-            web = mount.to_web(base) if base is not None else None
-            url = canonical(raw, web or base, query_encoding)
-            if url.startswith("file:"):  # written as a file: URL; its dots resolved as well
-                web = mount.to_web(url)
-                url = canonical(web) if web is not None else url
-            url = mount.to_file(url)
+            url = mount.resolve(raw, base, query_encoding)
         if not self._rewrites and self._hook_rewrite is None:
             return url
         rewritten = url
