@@ -152,6 +152,7 @@ class ExitCode(enum.IntEnum):
     BROKEN = 1
     USAGE = 2
     STOPPED = 3
+    CHANGED = 4  # fix: files changed since the last check were left alone
 
 
 class LinkpatrolError(Exception):

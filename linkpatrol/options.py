@@ -268,6 +268,7 @@ SERVE = "serve"
 INIT = "init"
 COMPLETION = "completion"
 MCP = "mcp"
+FIX = "fix"
 REPORTING = (CHECK, REPORT)  # the commands that write a pass's report
 READING = (HISTORY, STATUS, SERVE)  # the commands that only read the memory and print
 
@@ -280,6 +281,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     (INIT, "write a commented linkpatrol.toml with every key and its default"),
     (COMPLETION, "print a shell completion script"),
     (SERVE, "a read-only web dashboard over the memory, live while a crawl runs"),
+    (FIX, "rewrite the local files' links that moved for good (301, 308) to their targets"),
     (MCP, "a Model Context Protocol server on stdio: check, report and history as tools"),
 )
 
@@ -353,14 +355,17 @@ OPTIONS: tuple[Option, ...] = (
         field="start_urls",
         key="start",
         kind=Kind.ARGUMENT,
-        commands=(CHECK, REPORT, STATUS),
+        commands=(CHECK, REPORT, STATUS, FIX),
         convert=strings,
         metavar="URL|PATH",
         nargs="*",
         path=PathKind.FILE,
-        help_on=tuple(
-            (command, "the start values of the pass to show (default: the latest pass)")
-            for command in (REPORT, STATUS)
+        help_on=(
+            *(
+                (command, "the start values of the pass to show (default: the latest pass)")
+                for command in (REPORT, STATUS)
+            ),
+            (FIX, "the local folders and files to fix, as 'check' was given them"),
         ),
     ),
     Option(
@@ -499,7 +504,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         ("--config",),
         f"{_FILE} (default: ./{DEFAULT_CONFIG})",
-        commands=(*REPORTING, *READING, MCP),
+        commands=(*REPORTING, *READING, MCP, FIX),
         metavar="FILE",
         help_on=tuple((command, _FILE) for command in (*READING, MCP)),
         path=PathKind.FILE,
@@ -516,7 +521,7 @@ OPTIONS: tuple[Option, ...] = (
         ("--db",),
         "the memory: a SQLite file or a postgresql:// URL (default: linkpatrol.db)",
         field="db",
-        commands=(*REPORTING, *READING, MCP),
+        commands=(*REPORTING, *READING, MCP, FIX),
         metavar="PATH|URL",
         help_on=(
             *((command, _MEMORY) for command in READING),
@@ -549,6 +554,7 @@ OPTIONS: tuple[Option, ...] = (
         "where the local folder is served: root-relative links and links to this URL "
         "are checked against the files",
         field="base_url",
+        commands=(CHECK, FIX),
         metavar="URL",
         example="https://example.org/",
     ),
@@ -557,6 +563,7 @@ OPTIONS: tuple[Option, ...] = (
         "the folder root-relative links (/x) of local files resolve from "
         "(default: a site folder given alone, else the current folder)",
         field="root_dir",
+        commands=(CHECK, FIX),
         metavar="DIR",
         example="public",
         path=PathKind.DIRECTORY,
@@ -852,6 +859,13 @@ OPTIONS: tuple[Option, ...] = (
         "refuse private, loopback and link-local addresses (the site's own hosts excepted)",
         field="no_private",
         kind=Kind.FLAG,
+    ),
+    Option(
+        ("--write",),
+        "write the changes to the files instead of printing them as a unified diff",
+        kind=Kind.FLAG,
+        commands=(FIX,),
+        default=False,
     ),
     Option(
         ("--force",),

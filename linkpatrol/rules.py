@@ -19,6 +19,8 @@ from linkpatrol.model import Action, AnchorMode, Reason, State, Task
 from linkpatrol.urls import has_userinfo, is_http, scheme
 
 MAX_REDIRECT_HOPS = 10
+# the answers that say a URL moved for good: links to it are best changed to its target
+PERMANENT_REDIRECTS = (301, 308)
 MAX_LABEL = 63  # characters in a DNS label (RFC 1035)
 MAX_NAME = 253  # characters in a DNS name, written with dots
 # answers that mean "this server refuses robots" rather than "this link is gone"

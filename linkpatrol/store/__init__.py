@@ -221,6 +221,17 @@ class Anchors(NamedTuple):
     heading_ids: frozenset[str]  # a Markdown page's headings, lower case: found in any case
 
 
+class MovedLink(NamedTuple):
+    """A link of a pass's page to a URL that moved for good (answered 301 or 308), and
+    the URL its chain of such redirects lands on."""
+
+    page: str
+    page_etag: str | None  # the page's validator when it was read
+    line: int
+    target: str
+    landing: str
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
     """One crawler at work on a pass (several may share one, on PostgreSQL)."""
@@ -411,6 +422,12 @@ class ReadMemory(Protocol):
         (source page, line, target page, fragment, the target's anchors)."""
         ...
 
+    def moved_links(self, pass_id: int) -> list[MovedLink]:
+        """The links of the pass's local pages to URLs that moved for good, each with
+        where it lands once every permanent redirect is followed, a URL that is not
+        broken (one that then redirects for a while is a landing), in page and line order."""
+        ...
+
     def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:
         """Each URL's changes of verdict, oldest first."""
         ...
@@ -489,6 +506,7 @@ __all__ = [
     "Discovered",
     "Earlier",
     "Frontier",
+    "MovedLink",
     "Outcome",
     "PassInfo",
     "PassLimits",

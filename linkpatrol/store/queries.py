@@ -9,7 +9,17 @@ from typing import Any
 
 from linkpatrol.model import ACTIONS, REASONS, STATES, State
 from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
-from linkpatrol.store import Anchors, Change, Earlier, Part, PassInfo, Referrer, UrlRecord
+from linkpatrol.rules import PERMANENT_REDIRECTS
+from linkpatrol.store import (
+    Anchors,
+    Change,
+    Earlier,
+    MovedLink,
+    Part,
+    PassInfo,
+    Referrer,
+    UrlRecord,
+)
 from linkpatrol.store.crew import PASS_COLUMNS, CrewPart, pass_from_row
 from linkpatrol.store.schema import (
     NOT_WITHIN,
@@ -284,6 +294,46 @@ class QueriesPart(CrewPart):
                 if ids is None:
                     return None
                 return url, Anchors(anchors_of(ids), anchors_of(heading_ids))
+            url = target
+        return None
+
+    def moved_links(self, pass_id: int) -> list[MovedLink]:
+        moved = ",".join(str(status) for status in PERMANENT_REDIRECTS)
+        found: list[MovedLink] = []
+        landings: dict[str, str | None] = {}
+        with self._read() as s:
+            rows = s.execute(
+                "SELECT s.url, s.etag, l.line, d.url, d.redirect_to FROM links l "
+                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
+                "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
+                "JOIN urls d ON d.id = l.dst WHERE s.url LIKE 'file:%' "
+                "AND l.line IS NOT NULL AND d.state = ? "
+                f"AND d.http_status IN ({moved}) AND d.redirect_to IS NOT NULL "
+                f"ORDER BY s.url{self.dialect.binary_text}, l.line",
+                (pass_id, State.REDIRECT.value),
+            ).fetchall()
+            for page, etag, line, target, first in rows:
+                if first not in landings:
+                    landings[first] = self._moved_to(s, first, pass_id)
+                landing = landings[first]
+                if landing is not None:
+                    found.append(MovedLink(page, etag, line, target, landing))
+        return found
+
+    def _moved_to(self, s: Session, url: str, pass_id: int) -> str | None:
+        """Where a permanent redirect to ``url`` lands: the first URL of its chain that
+        does not move for good (a few hops at most); None: broken, or not known."""
+        for _ in range(MAX_HOPS):
+            condition, values = self.dialect.member_url([url])
+            row = s.execute(
+                f"SELECT u.state, u.http_status, u.redirect_to {_URLS_OF_PASS} AND {condition}",
+                (pass_id, *values),
+            ).fetchone()
+            if row is None or row[0] == State.BROKEN.value:
+                return None
+            state, status, target = row
+            if state != State.REDIRECT.value or status not in PERMANENT_REDIRECTS or not target:
+                return url
             url = target
         return None
 
