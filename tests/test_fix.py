@@ -103,6 +103,14 @@ def test_html_keeps_its_entities_and_the_rest_of_the_line() -> None:
     assert (done.text, done.rewritten) == (expected, 2)
 
 
+def test_srcset_candidates_and_crlf_line_ends() -> None:
+    text = f'<p>\r\n<img srcset="{OLD} 1x, {OLD}2 2x" src="x.png">\r\n</p>\r\n'
+    expected = f'<p>\r\n<img srcset="{NEW} 1x, {OLD}2 2x" src="x.png">\r\n</p>\r\n'
+    assert rewritten(text, Rewrite(2, OLD, NEW), markdown=False) == expected
+    text = f"[a]({OLD})\r\n\r\n`{OLD}`\r\n"
+    assert rewritten(text, Rewrite(1, OLD, NEW)) == f"[a]({NEW})\r\n\r\n`{OLD}`\r\n"
+
+
 def test_a_new_url_that_would_break_the_markdown_is_refused() -> None:
     with pytest.raises(UnsafeRewrite):
         rewritten(f"[a]({OLD}) [b](x)", Rewrite(1, OLD, "https://new.example/a)b"))
