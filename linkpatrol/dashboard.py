@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from linkpatrol.model import ExitCode, LinkpatrolError, State
+from linkpatrol.model import ExitCode, LinkpatrolError, State, line_label
 from linkpatrol.report import build_report, moment
 from linkpatrol.report.history import load_history
 from linkpatrol.report.html import link, report_sections, script, stylesheet, text
@@ -193,13 +193,13 @@ async def url_page(request: web.Request) -> web.Response:
     )
     referrers = "".join(
         f"<li>{url_page_link(page)} "
-        + (f"line {line}" if line is not None else "(redirect)")
+        + (f"line {line_label(line)}" if line is not None else "(redirect)")
         + f" · {link(page, 'open')}</li>"
         for page, line in r.referrers
     )
     links = "".join(
         f"<li>{url_page_link(link.url)}"
-        + (f" line {link.line}" if link.line is not None else "")
+        + (f" line {line_label(link.line)}" if link.line is not None else "")
         + "</li>"
         for link in history.links
     )

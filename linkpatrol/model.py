@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
@@ -62,6 +62,7 @@ class Reason(enum.StrEnum):
     PARSE_ERROR = "parse-error"  # the page could not be parsed within the limits
     TOO_LARGE = "too-large"  # a page larger than --max-size, read in part
     CERT_EXPIRY = "cert-expiry"  # a good answer, from a host whose certificate ends soon
+    RENDER = "render"  # the page could not be rendered in the browser within the limits
 
 
 # members by value, for reading the memory's rows: a dictionary look-up, where calling the
@@ -72,6 +73,27 @@ REASONS: dict[str, Reason] = {r.value: r for r in Reason}
 
 
 # ---- what flows through a crawl ------------------------------------------------------
+
+
+# the line of a link found only in a page's rendered DOM (--render): the served HTML has
+# none for it, and lines count from 1
+RENDERED = 0
+
+
+def line_label(line: int) -> str:
+    """A link's line as a report shows it: its number, or "rendered"."""
+    return "rendered" if line == RENDERED else str(line)
+
+
+def line_field(line: int | None) -> dict[str, Any]:
+    """A link's line for JSON: a number, null (through a redirect), or null with
+    ``"rendered": true`` (found in the rendered DOM)."""
+    return {"line": None, "rendered": True} if line == RENDERED else {"line": line}
+
+
+def line_labels(lines: Iterable[int]) -> str:
+    """A page's lines linking to one URL as a report lists them: in order, "rendered" last."""
+    return ", ".join(line_label(n) for n in sorted(lines, key=lambda n: (n == RENDERED, n)))
 
 
 class Referrer(NamedTuple):

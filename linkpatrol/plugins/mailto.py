@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from linkpatrol.model import line_field
 from linkpatrol.plugins import Plugin
 from linkpatrol.report import Report
 from linkpatrol.store import PassInfo
@@ -128,7 +129,8 @@ class MailtoPlugin(Plugin):
             item: dict[str, Any] = {
                 "address": address,
                 "pages": [
-                    {"url": url, "line": line} for url, line in sorted(found.pages, key=_by_page)
+                    {"url": url, **line_field(line)}
+                    for url, line in sorted(found.pages, key=_by_page)
                 ],
             }
             if found.more:

@@ -29,6 +29,7 @@ import aiohttp
 
 from linkpatrol import __version__
 from linkpatrol.config import parse_duration
+from linkpatrol.model import line_field
 from linkpatrol.plugins import Plugin
 from linkpatrol.report import Report, iso
 from linkpatrol.store import PassInfo
@@ -86,7 +87,7 @@ def summary(report: Report, top: int) -> dict[str, Any]:
                 "http_status": entry.http_status,
                 "error": entry.error,
                 "linked_from": [
-                    {"url": r.url, "line": r.line} for r in entry.referrers[:REFERRERS]
+                    {"url": r.url, **line_field(r.line)} for r in entry.referrers[:REFERRERS]
                 ],
             }
             for entry in broken[:top]

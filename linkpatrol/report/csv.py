@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from linkpatrol.model import line_label
 from linkpatrol.report import Referrer, Report, iso
 from linkpatrol.urls import local_path
 
@@ -38,7 +39,11 @@ def render_csv(report: Report) -> str:
         new = "true" if entry.new else "false"
         refs: list[Referrer | None] = [*entry.referrers] or [None]
         for ref in refs:
-            place = ("", "") if ref is None else (ref.url, "" if ref.line is None else ref.line)
+            place = (
+                ("", "")
+                if ref is None
+                else (ref.url, "" if ref.line is None else line_label(ref.line))
+            )
             holder = ref.url if ref is not None and ref.url.startswith("file://") else ""
             writer.writerow((*fixed, *place, *times, path, holder and local_path(holder), new))
     return out.getvalue()

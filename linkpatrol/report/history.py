@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from linkpatrol.model import StoreError
+from linkpatrol.model import StoreError, line_field, line_label
 from linkpatrol.report import FLAP_PASSES, Entry, Referrer, entry_of, flips, iso, moment
 from linkpatrol.report.json import change_dict
 from linkpatrol.report.text import clean, status_line
@@ -68,13 +68,14 @@ def render_history_text(history: UrlHistory) -> str:
     if r.referrers:
         out.append("  linked from:")
         out.extend(
-            f"    {clean(page)}" + (f":{line}" if line is not None else " (redirect)")
+            f"    {clean(page)}" + (f":{line_label(line)}" if line is not None else " (redirect)")
             for page, line in r.referrers
         )
     if history.links:
         out.append(f"  links to ({len(history.links)}):")
         out.extend(
-            f"    {clean(link.url)}" + (f" (line {link.line})" if link.line is not None else "")
+            f"    {clean(link.url)}"
+            + (f" (line {line_label(link.line)})" if link.line is not None else "")
             for link in history.links
         )
     return "\n".join(out) + "\n"
@@ -97,8 +98,8 @@ def history_dict(history: UrlHistory) -> dict[str, Any]:
         "failing_since": iso(r.failing_since),
         "response_ms": None if r.response_ms is None else round(r.response_ms, 1),
         "changes": [change_dict(c) for c in history.changes],
-        "referrers": [{"url": page, "line": line} for page, line in r.referrers],
-        "links": [{"url": link.url, "line": link.line} for link in history.links],
+        "referrers": [{"url": page, **line_field(line)} for page, line in r.referrers],
+        "links": [{"url": link.url, **line_field(link.line)} for link in history.links],
     }
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
-from linkpatrol.model import Reason, State
+from linkpatrol.model import Reason, State, line_label, line_labels
 from linkpatrol.report import (
     FLAP_PASSES,
     Entry,
@@ -606,9 +606,9 @@ def _holders_cell(entry: Entry, redirects: dict[str, Entry], base: str) -> str:
     for holder in found[:MAX_REFERRERS]:
         page = link(holder.page, relative_to(holder.page, base))
         if len(holder.lines) == 1:
-            where = f'<span class="line">:{holder.lines[0]}</span>'
+            where = f'<span class="line">:{line_label(holder.lines[0])}</span>'
         elif holder.lines:
-            where = f'<span class="line">: lines {", ".join(map(str, holder.lines))}</span>'
+            where = f'<span class="line">: lines {line_labels(holder.lines)}</span>'
         else:
             where = ' <span class="line">(redirect)</span>'
         via = ""

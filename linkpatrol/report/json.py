@@ -9,6 +9,7 @@ from json.encoder import encode_basestring as quoted
 from typing import Any
 
 from linkpatrol.helper import Helper, HelperFailed
+from linkpatrol.model import RENDERED
 from linkpatrol.report import (
     JSON_SCHEMA_VERSION,
     Entry,
@@ -89,7 +90,12 @@ def _places(pages: list[Referrer], heads: dict[str, str]) -> Iterator[str]:
                     heads.clear()
                 path = f',"path":{quoted(local_path(url))}' if url.startswith("file://") else ""
                 head = heads[url] = f'{{"url":{quoted(url)}{path},"line":'
-            parts.append(f"{head}null}}" if line is None else f"{head}{line}}}")
+            if line is None:
+                parts.append(f"{head}null}}")
+            elif line == RENDERED:
+                parts.append(f'{head}null,"rendered":true}}')
+            else:
+                parts.append(f"{head}{line}}}")
         yield ","[: min(start, 1)] + ",".join(parts)
 
 

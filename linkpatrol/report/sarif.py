@@ -12,7 +12,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from linkpatrol.model import State
+from linkpatrol.model import RENDERED, State
 from linkpatrol.report import Entry, Referrer, Report, iso
 from linkpatrol.report.text import status_line
 from linkpatrol.urls import as_shown, local_path
@@ -66,7 +66,7 @@ def _location(page: str, line: int | None) -> dict[str, Any]:
         physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
     else:
         physical = {"artifactLocation": {"uri": page}}
-    if line is not None:
+    if line is not None and line != RENDERED:
         physical["region"] = {"startLine": line}
     return {"physicalLocation": physical}
 
@@ -76,7 +76,11 @@ def _result(entry: Entry, ref: Referrer | None, failing: bool) -> dict[str, Any]
     rule_id, level = _RULES[index][0], _RULES[index][1]
     if failing and level != "error":
         level = "error"  # --fail-on warning: the run fails on it, so it shows as one
-    how = " (through a redirect)" if ref is not None and ref.line is None else ""
+    how = ""
+    if ref is not None and ref.line is None:
+        how = " (through a redirect)"
+    elif ref is not None and ref.line == RENDERED:
+        how = " (in the rendered page)"
     text = f"Link to {as_shown(entry.url)}{how}: {status_line(entry)}"
     where = _location(entry.url, None) if ref is None else _location(ref.url, ref.line)
     return {

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from linkpatrol.model import Reason, State
+from linkpatrol.model import Reason, State, line_label, line_labels
 from linkpatrol.report import FLAP_PASSES, Entry, Referrer, Report, iso
 from linkpatrol.urls import as_shown, relative_to
 
@@ -65,9 +65,9 @@ def grouped_referrers(referrers: Iterable[Referrer], base: str) -> list[str]:
         if not lines:
             out.append(f"{shown} (redirect)")
         elif len(lines) == 1:
-            out.append(f"{shown}:{lines[0]}")
+            out.append(f"{shown}:{line_label(lines[0])}")
         else:
-            out.append(f"{shown}: lines {', '.join(str(n) for n in sorted(lines))}")
+            out.append(f"{shown}: lines {line_labels(lines)}")
     return out
 
 
@@ -234,7 +234,7 @@ def render_text(report: Report) -> str:
                 out.append("    links to:")
                 out.extend(
                     f"      {clean(relative_to(r.url, base))}"
-                    + (f" (line {r.line})" if r.line is not None else "")
+                    + (f" (line {line_label(r.line)})" if r.line is not None else "")
                     for r in entry.links
                 )
         out.append("")
