@@ -31,6 +31,7 @@ from linkpatrol.fetch import Fetcher
 from linkpatrol.model import ExitCode, LinkpatrolError
 from linkpatrol.observer import Observer
 from linkpatrol.proxies import Proxies
+from linkpatrol.render import find_browser, wanted
 from linkpatrol.report import Entry, Report, Summary, build_report
 from linkpatrol.report.baseline import read_baseline
 from linkpatrol.store import PassInfo, Store, open_store
@@ -89,6 +90,8 @@ class Check:
         check_environment(settings.site_tables)  # a secret not set
         Proxies(settings.proxy, os.environ)  # a proxy's login without its password
         check_log(settings)
+        if wanted(settings):  # without a browser, refused before anything is written
+            find_browser(settings)
         # a bad baseline is refused before anything is written
         self.baseline = read_baseline(settings.baseline) if settings.baseline else None
         self.settings = settings

@@ -101,6 +101,7 @@ class SiteTable:
     ca_bundle: str | None = None
     insecure: bool = False
     robots: bool = True  # false: robots.txt does not speak for these URLs
+    render: bool | None = None  # its pages loaded in the browser too (None: as --render says)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +160,10 @@ class SiteSettings:
     insecure: tuple[str, ...] = ()
     tls: tuple[TlsHost, ...] = ()
     cert_expiry: int = 14  # days ahead a host's certificate ending is warned of (0: never)
+    render: bool = False  # the site's pages loaded in the browser too, their DOM's links read
+    render_pages: int = 2  # pages rendered at once
+    render_timeout: float = 10.0  # for a page to settle in the browser
+    browser: str | None = None  # the Chromium to drive (None: looked up on the PATH)
     site_tables: tuple[SiteTable, ...] = ()
     no_private: bool = False
     proxy: str | None = None  # None: the environment's; "": none
@@ -324,6 +329,7 @@ _SITE_KEYS = frozenset(
         "ca_bundle",
         "insecure",
         "robots",
+        "render",
     }
 )
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -418,6 +424,7 @@ def _site_table(entry: dict[str, Any], here: str, base_dir: Path) -> SiteTable:
         ca_bundle=bundle,
         insecure=insecure,
         robots=get("robots", true_or_false) is not False,
+        render=get("render", true_or_false),
     )
 
 

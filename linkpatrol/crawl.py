@@ -24,6 +24,7 @@ from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.parsepool import ParsePool
 from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
+from linkpatrol.render import Renderer, find_browser, wanted
 from linkpatrol.rules import (
     MAX_REDIRECT_HOPS,
     obeys_robots,
@@ -86,6 +87,8 @@ class Crawl:
             store, self._call, self.policy, self.observer, self.stats, self._wake
         )
         self.spider = Spider(self.policy, self.rules, self.pipeline, self.observer, self._site_grew)
+        if wanted(settings):  # the browser itself starts with the first page it renders
+            self.spider.renderer = Renderer(settings, find_browser(settings))
         self.scheduler = Scheduler(
             store,
             self._call,
@@ -213,6 +216,8 @@ class Crawl:
             if self._inflight:
                 await asyncio.gather(*self._inflight, return_exceptions=True)
             try:
+                if self.spider.renderer is not None:
+                    await self.spider.renderer.close()
                 await self.fetcher.close()
             finally:
                 # else parse workers left running would keep the process from exiting

@@ -128,6 +128,13 @@ def seconds(value: Any) -> float:
     return parse_duration(value)
 
 
+def positive_seconds(value: Any) -> float:
+    duration = parse_duration(value)
+    if duration <= 0:
+        raise ValueError(f"must be more than 0, got {value!r}")
+    return duration
+
+
 def true_or_false(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"expected true or false, got {value!r}")
@@ -868,6 +875,36 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option(
+        ("--render",),
+        "also load the site's pages in headless Chromium and check the links of their DOM "
+        "once settled (pages built by JavaScript)",
+        field="render",
+        kind=Kind.FLAG,
+    ),
+    Option(
+        ("--render-pages",),
+        "pages rendered at once with --render (default 2)",
+        field="render_pages",
+        convert=whole(1, 16),
+        metavar="N",
+    ),
+    Option(
+        ("--render-timeout",),
+        "time a page has to settle in the browser with --render (default 10s)",
+        field="render_timeout",
+        convert=positive_seconds,
+        metavar="DURATION",
+    ),
+    Option(
+        ("--browser",),
+        "the Chromium --render drives (default: chromium, chromium-browser or google-chrome "
+        "on the PATH)",
+        field="browser",
+        metavar="PATH",
+        example="/usr/bin/chromium",
+        path=PathKind.FILE,
+    ),
+    Option(
         ("--force",),
         "replace the file if it exists",
         kind=Kind.FLAG,
@@ -904,6 +941,7 @@ __all__ = [
     "parse_duration",
     "parse_size",
     "parse_status_list",
+    "positive_seconds",
     "regexes",
     "remap_parts",
     "remaps",

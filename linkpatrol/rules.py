@@ -391,6 +391,14 @@ def parse_failed(message: str) -> Verdict:
     return Verdict(State.BROKEN, Reason.PARSE_ERROR, message)
 
 
+def render_failed(verdict: Verdict, message: str) -> Verdict:
+    """A good page the browser could not render within the limits: a warning, as the
+    links only its DOM holds are not checked; a worse verdict stands."""
+    if verdict.state is not State.OK:
+        return verdict
+    return Verdict(State.WARNING, Reason.RENDER, message)
+
+
 def unchanged_status(task: Task) -> int | None:
     """A 304's status as the memory shows it: the status it had when it was good."""
     return task.http_status if task.state is State.OK and task.http_status else None

@@ -9,13 +9,14 @@ once in a run, on its first good answer (the memory keeps it to one per pass).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from linkpatrol.model import Action, Discovered, Outcome, Reason, State, Task
+from linkpatrol.model import HTML_TYPES, RENDERED, Action, Discovered, Outcome, Reason, State, Task
 from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
+from linkpatrol.render import Renderer, RenderFailure
 from linkpatrol.rules import (
     RuleOptions,
     Verdict,
@@ -26,6 +27,7 @@ from linkpatrol.rules import (
     judge_redirect,
     parse_failed,
     redirect_failures,
+    render_failed,
     unchanged_status,
 )
 from linkpatrol.transport import Response
@@ -51,6 +53,7 @@ class Spider:
         self.parser: ParsePool | None = None  # the run's parse workers, once started
         self.roots: set[str] = set()  # the start URLs, and where they redirected
         self.cert_warned: set[str] = set()  # origins warned of their certificate's end
+        self.renderer: Renderer | None = None  # with --render: the browser's pages
 
     async def judge(self, task: Task, action: Action, response: Response) -> Outcome:
         """The outcome of a URL requested as ``action``, from its last answer; the first
@@ -114,7 +117,26 @@ class Spider:
             outcome.good_links = outcome.state is State.OK
             judged_page = judge_page(outcome.state, response.truncated, self.rules)
             outcome.state, outcome.reason, outcome.error = judged_page
+            if self.renderer is not None and response.content_type in HTML_TYPES:
+                await self._rendered(task.url, outcome)
         return outcome
+
+    async def _rendered(self, url: str, outcome: Outcome) -> None:
+        """Add the links and anchors only the page's rendered DOM holds; a page the
+        browser could not render is a warning."""
+        assert self.renderer is not None and self.parser is not None
+        if not self.renderer.wants(url):
+            return
+        try:
+            rendered = await self.renderer.render(url)
+            page = await self.parser.parse(rendered.url, rendered.html, "utf-8", "text/html")
+        except (RenderFailure, ParseFailure) as exc:
+            verdict = Verdict(outcome.state, outcome.reason, outcome.error)
+            outcome.state, outcome.reason, outcome.error = render_failed(verdict, str(exc))
+            self.observer.note(f"{url}: {exc}")
+            return
+        outcome.links = [*(outcome.links or ()), *only_rendered(outcome.links or (), page.links)]
+        outcome.anchors = (outcome.anchors or frozenset()) | page.anchors
 
     def _redirect(self, task: Task, outcome: Outcome, response: Response) -> Outcome:
         status = response.status or 0
@@ -162,3 +184,16 @@ class Spider:
             )
             for url, reason in failures.items()
         ]
+
+
+def only_rendered(served: Iterable[Discovered], rendered: Iterable[Discovered]) -> list[Discovered]:
+    """The links of a page's rendered DOM that its served HTML does not have, once each,
+    marked rendered (their lines are the serialized DOM's, which no one can look up)."""
+    seen = {(link.url, link.fragment) for link in served}
+    extra = []
+    for link in rendered:
+        key = (link.url, link.fragment)
+        if key not in seen:
+            seen.add(key)
+            extra.append(link._replace(line=RENDERED))
+    return extra
