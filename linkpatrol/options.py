@@ -897,8 +897,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         ("--browser",),
-        "the Chromium --render drives (default: chromium, chromium-browser or google-chrome "
-        "on the PATH)",
+        "the Chromium --render drives (when not given: chromium, chromium-browser or "
+        "google-chrome, the first on the PATH)",
         field="browser",
         metavar="PATH",
         example="/usr/bin/chromium",

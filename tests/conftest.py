@@ -351,8 +351,11 @@ class Runner:
         assert proc.stdout, f"no report; stderr: {proc.stderr}"
         return proc.returncode, json.loads(proc.stdout)
 
-    def popen(self, *args: str, prefix: Sequence[str] = ()) -> subprocess.Popen[str]:
-        """The command started in the background (``prefix`` before it, as ``ip netns exec``)."""
+    def popen(
+        self, *args: str, prefix: Sequence[str] = (), new_session: bool = False
+    ) -> subprocess.Popen[str]:
+        """The command started in the background (``prefix`` before it, as ``ip netns exec``);
+        ``new_session``: in a process group of its own, for a Ctrl-C to reach as a whole."""
         return subprocess.Popen(
             [*prefix, sys.executable, "-m", "linkpatrol", *args],
             cwd=self.cwd,
@@ -360,6 +363,7 @@ class Runner:
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
+            start_new_session=new_session,
         )
 
 

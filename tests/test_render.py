@@ -8,10 +8,13 @@ fail under ``CI=true`` (as the dashboard's browser tests do: CI installs both).
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from linkpatrol.config import SiteSettings, SiteTable
@@ -19,7 +22,7 @@ from linkpatrol.model import RENDERED, Action, Discovered, line_labels
 from linkpatrol.render import renders
 from linkpatrol.spider import only_rendered
 from tests.browser import chromium_path, unavailable
-from tests.conftest import Runner, Serve, by_url
+from tests.conftest import Runner, Serve, by_url, running, wait_until
 from tests.sitesrv import Page
 
 
@@ -264,3 +267,43 @@ def test_the_longest_prefix_with_a_render_key_decides(
 
 def test_rendered_lines_are_listed_last() -> None:
     assert line_labels([9, RENDERED, 3]) == "3, 9, rendered"
+
+
+def _browsers(pid: int) -> list[psutil.Process]:
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [c for c in children if "chrom" in c.name().lower()]
+
+
+@pytest.mark.parametrize("whole_group", [False, True], ids=["signal", "ctrl-c"])
+def test_a_signal_stops_the_browser_with_the_crawl(
+    run: Runner, serve: Serve, chromium: str, whole_group: bool
+) -> None:
+    site = serve({"/": Page(html('<a href="/ok">ok</a>')), "/ok": Page(SPIN)})
+    options = ("--render", "--browser", chromium, "--render-timeout", "60s")
+    proc = run.popen("check", "--db", run.db, *options, site.url("/"), new_session=True)
+    try:
+
+        def loading() -> bool:
+            running(proc)
+            return sum(1 for hit in site.requests("GET") if hit.path == "/ok") >= 2
+
+        wait_until(loading, 60, "the browser loading /ok (the crawl's GET, then its own)")
+        browsers = _browsers(proc.pid)
+        assert browsers, "no browser process under the crawl"
+        if whole_group:  # Ctrl-C on a terminal reaches the browser too
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 3, (out, err)
+    assert "Traceback" not in err, err
+    assert out.startswith("linkpatrol") and "INCOMPLETE" in out.splitlines()[0], out
+    _, alive = psutil.wait_procs(browsers, timeout=15)
+    assert not alive, [p.cmdline()[:2] for p in alive]

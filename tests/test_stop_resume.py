@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -237,15 +236,7 @@ def test_second_ctrl_c_exits_at_once_and_the_memory_stays_usable(run: Runner, se
     gate = Gate(pages, after=12)
     site = serve(gate.site())
     start = site.url("/")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "linkpatrol", "check", "--db", run.db, start],
-        cwd=run.cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    proc = run.popen("check", "--db", run.db, start, new_session=True)
 
     def ctrl_c_twice(p: subprocess.Popen[str]) -> None:
         # Ctrl-C on a terminal reaches the whole process group, parser processes too
