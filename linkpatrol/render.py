@@ -37,6 +37,7 @@ ARGS = (
     "--js-flags=--max-old-space-size=512",  # a script's heap: past it, its renderer dies
 )
 CLOSE_SECONDS = 5.0  # for a page, or the browser, to close before it is killed
+CRASH_NEWS_SECONDS = 1.0  # for news of a renderer's crash, once a call has failed
 # the DOM, serialized in the page; only its length crosses when it is bigger than allowed
 _SERIALIZE = """(cap) => {
   const doctype = document.doctype ? "<!DOCTYPE html>\\n" : "";
@@ -160,17 +161,24 @@ class Renderer:
         from playwright.async_api import TimeoutError as PageTimeout
 
         page = await context.new_page()
-        page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.dismiss()))
+        crashed: list[bool] = []
+        page.on("crash", lambda _: crashed.append(True))
         limit = self.timeout * 1000
         try:
             await page.goto(url, wait_until="domcontentloaded", timeout=limit)
+            left = limit - (time.monotonic() - started) * 1000
+            # a page that never stops polling is read as it stands when its time is up
+            with contextlib.suppress(PageTimeout):
+                await page.wait_for_load_state("networkidle", timeout=max(left, 1))
+            html = await page.evaluate(_SERIALIZE, self.max_size)
         except PageTimeout:
             raise RenderFailure(f"render timeout after {self.timeout:g}s (never loaded)") from None
-        left = limit - (time.monotonic() - started) * 1000
-        # a page that never stops polling is read as it stands when its time is up
-        with contextlib.suppress(PageTimeout):
-            await page.wait_for_load_state("networkidle", timeout=max(left, 1))
-        html = await page.evaluate(_SERIALIZE, self.max_size)
+        except Exception:
+            # Playwright's own words say less (a frame detached, say), and it tells of the
+            # crash after the call it broke
+            if crashed or await _crashes(page):
+                raise RenderFailure("render failed: the renderer crashed") from None
+            raise
         if isinstance(html, int):
             raise RenderFailure(f"rendered page larger than --max-size ({html} characters)")
         return RenderedPage(page.url, html.encode("utf-8", "replace"))
@@ -198,6 +206,15 @@ class Renderer:
             if playwright is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(playwright.stop(), CLOSE_SECONDS)
+
+
+async def _crashes(page: Any) -> bool:
+    """Whether the page's renderer is found to have crashed within a moment."""
+    try:
+        await page.wait_for_event("crash", timeout=CRASH_NEWS_SECONDS * 1000)
+    except Exception:
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

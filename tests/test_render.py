@@ -8,6 +8,7 @@ fail under ``CI=true`` (as the dashboard's browser tests do: CI installs both).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -307,3 +308,44 @@ def test_a_signal_stops_the_browser_with_the_crawl(
     assert out.startswith("linkpatrol") and "INCOMPLETE" in out.splitlines()[0], out
     _, alive = psutil.wait_procs(browsers, timeout=15)
     assert not alive, [p.cmdline()[:2] for p in alive]
+
+
+def test_a_crashed_renderer_is_reported_and_the_next_page_renders(
+    run: Runner, serve: Serve, chromium: str
+) -> None:
+    site = serve(
+        {
+            "/": Page(html('<a href="/crash">crash</a>')),
+            "/crash": Page(SPIN.replace("/spin-child", "/later")),
+            "/later": Page(html("<script>document.write('<a href=/gone>gone</a>')</script>")),
+            "/spin-child": Page(html("")),
+        }
+    )
+    options = ("--render", "--browser", chromium, "--render-pages", "1", "--render-timeout", "60s")
+    proc = run.popen("check", "--db", run.db, "--format", "json", *options, site.url("/"))
+    try:
+
+        def loading() -> bool:
+            running(proc)
+            return sum(1 for hit in site.requests("GET") if hit.path == "/crash") >= 2
+
+        wait_until(loading, 60, "the browser loading /crash")
+        started = time.monotonic()
+        renderers = [p for p in _browsers(proc.pid) if "--type=renderer" in p.cmdline()]
+        assert renderers, "no renderer under the crawl"
+        for renderer in renderers:
+            renderer.kill()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err  # /gone, which /later's script writes
+    urls = by_url(json.loads(out))
+    crashed = urls[site.url("/crash")]
+    assert (crashed["state"], crashed["reason"]) == ("warning", "render"), crashed
+    assert crashed["error"] == "render failed: the renderer crashed", crashed
+    assert took < 30, f"the crash was noticed after {took:.1f}s, not at once"
+    assert urls[site.url("/gone")]["referrers"][0]["rendered"] is True
+    assert urls[site.url("/later")]["state"] == "ok"
