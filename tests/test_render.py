@@ -113,6 +113,17 @@ def test_links_a_script_adds_are_found_only_when_rendered(
     assert "/:rendered" in text, text
     csv = run("report", "--db", run.db, "--format", "csv").stdout
     assert f"{site.url('/')},rendered," in csv, csv
+    for fmt, shown in (("markdown", "/:rendered"), ("junit", "/:rendered"), ("html", ":rendered")):
+        out = run("report", "--db", run.db, "--format", fmt).stdout
+        assert shown in out, (fmt, out)
+    sarif = json.loads(run("report", "--db", run.db, "--format", "sarif").stdout)
+    results = sarif["runs"][0]["results"]
+    [found] = [
+        r for r in results if r["message"]["text"].startswith(f"Link to {site.url('/gone')}")
+    ]
+    assert "(in the rendered page)" in found["message"]["text"]
+    [place] = found["locations"]
+    assert place["physicalLocation"] == {"artifactLocation": {"uri": site.url("/")}}
 
 
 def test_a_site_table_turns_rendering_on_for_its_pages(
