@@ -109,6 +109,7 @@ class Renderer:
         self._playwright: Any = None
         self._browser: Any = None
         self._closed = False
+        self._unstartable: str | None = None  # why the browser would not start, once tried
 
     def wants(self, url: str) -> bool:
         """Whether the page at ``url`` is rendered (see :func:`renders`)."""
@@ -118,12 +119,14 @@ class Renderer:
         async with self._starting:
             if self._closed:
                 raise RenderFailure("the crawl is ending")
+            if self._unstartable is not None:  # tried once: the rest are told at once
+                raise RenderFailure(self._unstartable)
             if self._browser is None or not self._browser.is_connected():
                 from playwright.async_api import async_playwright
 
-                if self._playwright is None:
-                    self._playwright = await async_playwright().start()
                 try:
+                    if self._playwright is None:
+                        self._playwright = await async_playwright().start()
                     self._browser = await self._playwright.chromium.launch(
                         executable_path=self.executable,
                         args=list(ARGS),
@@ -133,7 +136,8 @@ class Renderer:
                         handle_sighup=False,
                     )
                 except Exception as exc:
-                    raise RenderFailure(f"browser did not start: {_first_line(exc)}") from None
+                    self._unstartable = f"browser did not start: {_first_line(exc)}"
+                    raise RenderFailure(self._unstartable) from None
             return self._browser
 
     async def render(self, url: str) -> RenderedPage:
@@ -141,10 +145,11 @@ class Renderer:
         async with self._slots:
             browser = await self._launched()
             started = time.monotonic()
-            context = await browser.new_context(
-                user_agent=self.user_agent, service_workers="block", accept_downloads=False
-            )
+            context = None
             try:
+                context = await browser.new_context(
+                    user_agent=self.user_agent, service_workers="block", accept_downloads=False
+                )
                 return await asyncio.wait_for(
                     self._settle(context, url, started), self.timeout + CLOSE_SECONDS
                 )
@@ -155,7 +160,8 @@ class Renderer:
             except Exception as exc:  # Playwright's: the page crashed, the browser went away
                 raise RenderFailure(f"render failed: {_first_line(exc)}") from None
             finally:
-                await self._close(context)
+                if context is not None:
+                    await self._close(context)
 
     async def _settle(self, context: Any, url: str, started: float) -> RenderedPage:
         from playwright.async_api import TimeoutError as PageTimeout

@@ -133,7 +133,6 @@ class Spider:
         except (RenderFailure, ParseFailure) as exc:
             verdict = Verdict(outcome.state, outcome.reason, outcome.error)
             outcome.state, outcome.reason, outcome.error = render_failed(verdict, str(exc))
-            self.observer.note(f"{url}: {exc}")
             return
         outcome.links = [*(outcome.links or ()), *only_rendered(outcome.links or (), page.links)]
         outcome.anchors = (outcome.anchors or frozenset()) | page.anchors

@@ -366,3 +366,21 @@ def test_a_crashed_renderer_is_reported_and_the_next_page_renders(
     assert took < 30, f"the crash was noticed after {took:.1f}s, not at once"
     assert urls[site.url("/gone")]["referrers"][0]["rendered"] is True
     assert urls[site.url("/later")]["state"] == "ok"
+
+
+def test_a_browser_that_will_not_start_is_tried_once_and_the_crawl_goes_on(
+    run: Runner, serve: Serve, chromium: str, tmp_path: Path
+) -> None:
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\necho 'no display, no luck' >&2\nexit 1\n", encoding="utf-8")
+    broken.chmod(0o755)
+    site = serve(spa())
+    code, report = run.check_json(site.url("/"), "--render", "--browser", str(broken))
+    urls = by_url(report)
+    assert report["complete"] is True
+    for path in ("/", "/about", "/app/"):
+        entry = urls[site.url(path)]
+        assert (entry["state"], entry["reason"]) == ("warning", "render"), entry
+        assert entry["error"].startswith("browser did not start: "), entry
+    assert site.url("/gone") not in urls
+    assert code == 0
