@@ -33,7 +33,6 @@ from linkpatrol.store import PassInfo, ReadMemory, Store, read_memory, starts_na
 if TYPE_CHECKING:
     from linkpatrol.checker import Check
     from linkpatrol.crawl import CrawlResult
-    from linkpatrol.fix import PageFixes
     from linkpatrol.observer import Observer
     from linkpatrol.report.json import Sharing
 
@@ -503,38 +502,16 @@ def _run_fix(settings: SiteSettings, write: bool, err: TextIO) -> ExitCode:
     """The local files' links that moved for good, rewritten: printed as a diff (exit 1
     when there is one), or written; files that changed since the pass are left alone,
     each named on stderr (exit 4)."""
-    from linkpatrol.fix import RewriteKind, fix_file, plan_fixes, unified_diff
-    from linkpatrol.local import is_local_input, path_of_file_url, resolve_inputs
+    from linkpatrol.fix import file_fixes, unified_diff
 
-    if not settings.start_urls:
-        raise ConfigError("fix: give the local folders or files that 'check' was given")
-    for value in settings.start_urls:
-        if not is_local_input(value):
-            raise ConfigError(f"{value}: fix rewrites local files only")
     cwd = Path.cwd()
-    inputs = resolve_inputs(
-        settings.start_urls, settings.base_url, cwd, settings.max_urls, settings.root_dir
-    )
-    files = {path_of_file_url(url) for url in inputs.start_urls}
-
-    def planned(store: Store) -> list[PageFixes]:
-        # the last pass of these start values, else the latest (of a folder holding them)
-        info = store.latest_pass(settings.start_urls, inputs.start_urls) or store.latest_pass()
-        if info is None:
-            raise ConfigError(f"{store.location}: no pass recorded yet; run 'linkpatrol check'")
-        moved = ((RewriteKind.MOVED, link) for link in store.moved_links(info.id))
-        return plan_fixes(moved, files)
-
     code = ExitCode.CLEAN
     fixed = links = 0
-    for page in read_memory(settings.db, planned):
-        fix = fix_file(page, inputs.mount)
+    for fix in file_fixes(settings, cwd):
         shown = os.path.relpath(fix.path, cwd)
         if fix.refused is not None:
             err.write(f"linkpatrol: {shown}: {fix.refused}\n")
             code = ExitCode.CHANGED
-            continue
-        if fix.after == fix.before:
             continue
         fixed += 1
         links += fix.rewritten

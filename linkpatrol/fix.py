@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from linkpatrol.config import SiteSettings
 from linkpatrol.extract import Page, extract_html
 from linkpatrol.local import (
     INDEX,
@@ -35,10 +36,13 @@ from linkpatrol.local import (
     Mount,
     content_type_of,
     file_etag,
+    is_local_input,
     path_of_file_url,
+    resolve_inputs,
 )
 from linkpatrol.markdown import extract_markdown
-from linkpatrol.store import MovedLink
+from linkpatrol.model import ConfigError
+from linkpatrol.store import MovedLink, ReadMemory, read_memory
 from linkpatrol.urls import BadURL
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "RewriteKind",
     "Rewritten",
     "UnsafeRewrite",
+    "file_fixes",
     "fix_file",
     "plan_fixes",
     "rewrite_links",
@@ -311,6 +316,31 @@ def fix_file(fixes: PageFixes, mount: Mount | None) -> FileFix:
             return FileFix(path, refused="changed since the last check; check it again first")
         return FileFix(path, text, text)
     return FileFix(path, text, done.text, done.rewritten)
+
+
+def file_fixes(settings: SiteSettings, cwd: Path) -> list[FileFix]:
+    """Each local file among the start values of ``settings`` (folders and files, as
+    ``check`` was given them) with its links rewritten, from the last pass of those start
+    values in the memory (else the latest: of a folder holding them), or why it is left
+    alone; the files with nothing to rewrite are not among them."""
+    values = settings.start_urls
+    if not values:
+        raise ConfigError("fix: give the local folders or files that 'check' was given")
+    for value in values:
+        if not is_local_input(value):
+            raise ConfigError(f"{value}: fix rewrites local files only")
+    inputs = resolve_inputs(values, settings.base_url, cwd, settings.max_urls, settings.root_dir)
+    files = {path_of_file_url(url) for url in inputs.start_urls}
+
+    def planned(store: ReadMemory) -> list[PageFixes]:
+        info = store.latest_pass(values, inputs.start_urls) or store.latest_pass()
+        if info is None:
+            raise ConfigError(f"{store.location}: no pass recorded yet; run 'linkpatrol check'")
+        moved = ((RewriteKind.MOVED, link) for link in store.moved_links(info.id))
+        return plan_fixes(moved, files)
+
+    fixes = (fix_file(page, inputs.mount) for page in read_memory(settings.db, planned))
+    return [fix for fix in fixes if fix.refused is not None or fix.after != fix.before]
 
 
 def _diff_lines(text: str) -> list[str]:
