@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from linkpatrol.checker import Check
@@ -176,6 +177,13 @@ TOOLS: tuple[Tool, ...] = (
         "status",
         "Where the latest pass stands: complete, running or cut short, with its figures.",
     ),
+    Tool(
+        "fix_diff",
+        "The fix of local files' links that moved for good (answered 301 or 308 in the last "
+        "check of them), as a unified diff that 'git apply' takes: each link rewritten to "
+        "where it lands, nothing else changed. Nothing is written; files changed since the "
+        "check are named and left out.",
+    ),
 )
 
 
@@ -289,6 +297,41 @@ class Tools:
 
         answer: dict[str, Any] = self._read(memory, lambda store: status_dict(pass_status(store)))
         return answer
+
+    def fix_diff(
+        self,
+        target: Annotated[
+            str,
+            Field(
+                description="a local folder or file checked before, as the check was given "
+                "it; empty: the start values of the configuration file"
+            ),
+        ] = "",
+        memory: Annotated[
+            str, Field(description="the memory to read: only the server's own is answered")
+        ] = "",
+    ) -> dict[str, Any]:
+        from linkpatrol.fix import file_fixes, unified_diff
+
+        self._bound(memory)
+        given = self.settings
+        settings = dataclasses.replace(given, start_urls=(target,) if target else given.start_urls)
+        cwd = Path.cwd()
+        try:
+            fixes = file_fixes(settings, cwd)
+        except LinkpatrolError as exc:
+            raise ToolError(str(exc)) from None
+        done = [fix for fix in fixes if fix.refused is None]
+        return {
+            "diff": "".join(unified_diff(fix, cwd) for fix in done),
+            "files": len(done),
+            "links": sum(fix.rewritten for fix in done),
+            "left_alone": [
+                {"path": os.path.relpath(fix.path, cwd), "why": fix.refused}
+                for fix in fixes
+                if fix.refused is not None
+            ],
+        }
 
 
 def build_server(settings: SiteSettings) -> MCPServer:

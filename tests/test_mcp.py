@@ -156,6 +156,50 @@ def test_a_local_folder_is_checked_with_its_files_and_lines(tmp_path: Path) -> N
     assert page["path"] == "docs/index.md" and page["line"] == 5
 
 
+def test_the_fix_diff_of_a_checked_folder_applies_and_changes_nothing_itself(
+    tmp_path: Path, serve: Serve
+) -> None:
+    site = serve(
+        {
+            "/robots.txt": Page("", status=404),
+            "/old": Page("", status=301, headers={"Location": "/new"}, etag=False),
+            "/new": Page("<p>new</p>"),
+        }
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "index.md"
+    page.write_text(f"# Docs\n\nSee [the page]({site.url('/old')}).\n\n`{site.url('/old')}`\n")
+    before = page.read_text()
+    seen: dict[str, Any] = {}
+
+    async def talk(session: ClientSession) -> None:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert listed["fix_diff"].annotations is not None
+        assert listed["fix_diff"].annotations.read_only_hint is True
+        await _answer(session, "check", target="docs", max_seconds=30)
+        seen["fix"] = await _answer(session, "fix_diff", target="docs")
+        seen["web"] = await _refusal(session, "fix_diff", target=site.url("/"))
+
+    _talk(tmp_path, ["--db", "memory.db"], talk)
+
+    fix = seen["fix"]
+    assert (fix["files"], fix["links"], fix["left_alone"]) == (1, 1, [])
+    assert page.read_text() == before  # nothing written
+    patch = tmp_path / "fix.patch"
+    patch.write_text(fix["diff"])
+    applied = subprocess.run(
+        ["git", "apply", str(patch)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert page.read_text() == before.replace(f"]({site.url('/old')})", f"]({site.url('/new')})")
+    assert "fix rewrites local files only" in seen["web"]
+
+
 def test_the_server_answers_for_its_own_memory_alone_and_never_makes_one(
     tmp_path: Path,
 ) -> None:
