@@ -63,6 +63,7 @@ class Reason(enum.StrEnum):
     TOO_LARGE = "too-large"  # a page larger than --max-size, read in part
     CERT_EXPIRY = "cert-expiry"  # a good answer, from a host whose certificate ends soon
     RENDER = "render"  # the page could not be rendered in the browser within the limits
+    SOFT_404 = "soft-404"  # a good answer that looks like its folder's answer to a made-up name
 
 
 # members by value, for reading the memory's rows: a dictionary look-up, where calling the
@@ -197,6 +198,40 @@ class AnchorMode(enum.StrEnum):
     OFF = "off"
     SITE = "site"  # the site's own pages
     ALL = "all"  # outside pages too
+
+
+class Soft404Mode(enum.StrEnum):
+    """Which good answers are compared with their folder's answer to a made-up name."""
+
+    OFF = "off"
+    SITE = "site"  # the site's own pages
+    ALL = "all"  # outside pages too (read whole: GET instead of HEAD)
+
+
+class Look(NamedTuple):
+    """What a page looks like: its title, the length of its visible text and a simhash of
+    that text (see :mod:`linkpatrol.fingerprint`)."""
+
+    title: str
+    size: int
+    simhash: int
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """How a host's folder answered a name that cannot exist, as the memory keeps it.
+
+    ``status`` None: no answer came (the folder is not judged). A folder answering 2xx
+    keeps what its page looks like (``title``, ``size``, ``simhash`` of its text), one
+    answering with a redirect where it leads (``redirect_to``); any other status means the
+    folder says so of what is missing, and nothing more is kept."""
+
+    origin: str
+    folder: str  # the path of the folder, ending with '/'
+    status: int | None
+    probed_at: float
+    redirect_to: str | None = None
+    look: Look | None = None  # of an HTML page answered with 2xx
 
 
 class RedirectMode(enum.StrEnum):

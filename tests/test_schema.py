@@ -132,8 +132,14 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_11(db: str) -> None:
+    """A memory as schema 11 had it: no folders' probes."""
+    memory_write(db, "DROP TABLE probes")
+
+
 def back_to_schema_10(db: str) -> None:
     """A memory as schema 10 had it: a pass's URLs marked in their own rows, one frontier."""
+    back_to_schema_11(db)
     memory_write(db, "ALTER TABLE urls ADD COLUMN done_pass BIGINT")
     memory_write(db, "ALTER TABLE urls ADD COLUMN links_pass BIGINT")
     memory_write(
@@ -450,6 +456,24 @@ def test_a_schema_9_memory_resumes_its_pass_with_second_looks(
 
     assert code == 0 and report["complete"] and report["pass"] == stopped["pass"]
     assert {u["second_look"] for u in report["urls"]} == {False}
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+
+@pytest.mark.backends
+def test_a_schema_11_memory_keeps_its_folders_probes(run: Runner, serve: Serve, db: str) -> None:
+    """Schema 12 keeps how each folder answered a name that cannot exist."""
+    page = Page('<a href="/a/b">b</a>', etag=False, last_modified=None)
+    site = serve({"/": Page('<a href="/a/b">b</a>'), "/a/b": page})
+    assert run.check_json(site.url("/"))[0] == 0
+    back_to_schema_11(db)
+    memory_write(db, "UPDATE meta SET value = '11' WHERE key = 'schema_version'")
+
+    code, _ = run.check_json(site.url("/"))
+
+    assert code == 0
+    assert memory_rows(db, "SELECT folder, status FROM probes") == [("/a/", 404)]
     assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (str(SCHEMA_VERSION),)
     ]

@@ -3,8 +3,8 @@
 The crawl engine talks to the store only through :class:`CrawlMemory`, what a crawl
 writes; the reports, the status and the dashboard through :class:`ReadMemory`, what a
 reader reads; a :class:`Store` is both. Everything remembered across runs (URLs,
-verdicts, links with lines, passes, robots.txt) lives behind them, and every call that
-changes something is one transaction.
+verdicts, links with lines, passes, robots.txt, folders' probes) lives behind them, and
+every call that changes something is one transaction.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from linkpatrol.model import (
     Action,
     Discovered,
     Outcome,
+    Probe,
     Reason,
     Referrer,
     ReportOptions,
@@ -374,6 +375,14 @@ class CrawlMemory(Frontier, Protocol):
 
     def save_site(self, record: SiteRecord) -> None: ...
 
+    def probes(self, origin: str) -> list[Probe]:
+        """How the host's folders answered a name that cannot exist, as last probed."""
+        ...
+
+    def save_probe(self, probe: Probe) -> None:
+        """Keep how a folder answered a name that cannot exist, replacing what was kept."""
+        ...
+
     def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
         """Keep what plugins add to a pass's report (JSON-able), replacing what each
         of them added before."""
@@ -510,6 +519,7 @@ __all__ = [
     "Outcome",
     "PassInfo",
     "PassLimits",
+    "Probe",
     "ReadMemory",
     "Referrer",
     "SiteRecord",

@@ -1,5 +1,6 @@
 """What became of the URLs a crawl claimed: verdicts, links, history, and what a pass keeps
-besides (its counts, the prefixes its site grew by, robots.txt, plugins' fields)."""
+besides (its counts, the prefixes its site grew by, robots.txt, folders' probes, plugins'
+fields)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from linkpatrol.model import REASONS, STATES, Reason, RobotsState, State
+from linkpatrol.model import REASONS, STATES, Look, Probe, Reason, RobotsState, State
 from linkpatrol.rules import standing
 from linkpatrol.store import Discovered, Earlier, Outcome, SiteRecord
 from linkpatrol.store.frontier import FrontierPart, _origin_of
@@ -334,6 +335,48 @@ class OutcomesPart(FrontierPart):
                     record.fetched_at,
                     record.error,
                     record.reason and record.reason.value,
+                ),
+            )
+
+    # ---- folders' probes (soft 404s) -----------------------------------------------
+
+    def probes(self, origin: str) -> list[Probe]:
+        with self._read() as s:
+            rows = s.execute(
+                "SELECT folder, status, probed_at, redirect_to, title, size, simhash FROM probes "
+                "WHERE origin = ?",
+                (origin,),
+            ).fetchall()
+        return [
+            Probe(
+                origin,
+                folder,
+                status,
+                probed_at,
+                redirect_to,
+                None if simhash is None else Look(title or "", size or 0, int(simhash, 16)),
+            )
+            for folder, status, probed_at, redirect_to, title, size, simhash in rows
+        ]
+
+    def save_probe(self, probe: Probe) -> None:
+        look = probe.look
+        with self._tx() as s:
+            s.execute(
+                "INSERT INTO probes(origin, folder, status, probed_at, redirect_to, title, size, "
+                "simhash) VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(origin, folder) DO UPDATE "
+                "SET status = excluded.status, probed_at = excluded.probed_at, "
+                "redirect_to = excluded.redirect_to, title = excluded.title, "
+                "size = excluded.size, simhash = excluded.simhash",
+                (
+                    probe.origin,
+                    probe.folder,
+                    probe.status,
+                    probe.probed_at,
+                    probe.redirect_to,
+                    look and look.title,
+                    look and look.size,
+                    None if look is None else f"{look.simhash:016x}",
                 ),
             )
 

@@ -36,7 +36,16 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from linkpatrol.model import Action, State, StoreError
-from linkpatrol.store import CrewPlace, Earlier, Outcome, PassInfo, SiteRecord, SlotUsage, Task
+from linkpatrol.store import (
+    CrewPlace,
+    Earlier,
+    Outcome,
+    PassInfo,
+    Probe,
+    SiteRecord,
+    SlotUsage,
+    Task,
+)
 from linkpatrol.store.pgtext import Text, storable
 from linkpatrol.store.sql import SCHEMA_VERSION, WORKER_SILENCE, Dialect, Session, SqlStore
 
@@ -629,6 +638,12 @@ class PostgresStore(SqlStore):
 
     def save_site(self, record: SiteRecord) -> None:
         self._ride_out(functools.partial(SqlStore.save_site, self, record))
+
+    def probes(self, origin: str) -> list[Probe]:
+        return self._ride_out(functools.partial(SqlStore.probes, self, origin))
+
+    def save_probe(self, probe: Probe) -> None:
+        self._ride_out(functools.partial(SqlStore.save_probe, self, probe))
 
     def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
         return self._ride_out(functools.partial(SqlStore.extend_site, self, pass_id, prefixes))

@@ -23,7 +23,20 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
+
+# how each folder of a host answered a name that cannot exist (soft 404s)
+PROBES = """CREATE TABLE IF NOT EXISTS probes(
+  origin TEXT NOT NULL,
+  folder TEXT NOT NULL,
+  status {int},
+  probed_at {real} NOT NULL,
+  redirect_to TEXT,
+  title TEXT,
+  size {int},
+  simhash TEXT,
+  PRIMARY KEY(origin, folder)
+)"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -102,6 +115,7 @@ CREATE TABLE IF NOT EXISTS sites(
   error TEXT,
   reason TEXT
 );
+{probes};
 CREATE TABLE IF NOT EXISTS history(
   url_id {int} NOT NULL,
   at {real} NOT NULL,
@@ -259,6 +273,8 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE passes ADD COLUMN active_at {real}",
         "UPDATE passes SET active_at = coalesce(finished_at, stopped_at, started_at)",
     ),
+    # how each folder of a host answered a name that cannot exist (soft 404s)
+    12: (PROBES,),
 }
 
 # the URLs of a pass (``passes.id``) of one verdict
@@ -325,6 +341,7 @@ class Dialect:
             frontier_pick=FRONTIER_PICK,
             seen=self._format(SEEN),
             frontier=self._format(FRONTIER.replace("{name}", "frontier")),
+            probes=self._format(PROBES),
         )
         statements = [s.strip() for s in ddl.split(";") if s.strip()]
         if self.sole_crawler:
