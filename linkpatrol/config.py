@@ -26,6 +26,7 @@ from linkpatrol.model import (
     RedirectMode,
     ReportFormat,
     ReportOptions,
+    Soft404Mode,
 )
 from linkpatrol.options import (
     BY_KEY,
@@ -164,6 +165,7 @@ class SiteSettings:
     render_pages: int = 2  # pages rendered at once
     render_timeout: float = 10.0  # for a page to settle in the browser
     browser: str | None = None  # the Chromium to drive (None: looked up on the PATH)
+    soft_404: Soft404Mode = Soft404Mode.SITE  # whose good answers are compared with a probe's
     site_tables: tuple[SiteTable, ...] = ()
     no_private: bool = False
     proxy: str | None = None  # None: the environment's; "": none
@@ -206,6 +208,7 @@ class SiteSettings:
 
 _MODES: tuple[tuple[str, type[enum.StrEnum]], ...] = (
     ("check_anchors", AnchorMode),
+    ("soft_404", Soft404Mode),
     ("redirects", RedirectMode),
     ("fail_on", FailOn),
     ("format", ReportFormat),
@@ -668,6 +671,7 @@ def rule_options(settings: SiteSettings) -> RuleOptions:
         robots=settings.robots,
         robots_off=tuple(t.prefix for t in settings.site_tables if not t.robots),
         cert_expiry=settings.cert_expiry,
+        soft_404=settings.soft_404,
     )
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from linkpatrol.config import SiteSettings, report_options, rule_options
 from linkpatrol.curlfetch import make_fetcher
 from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
-from linkpatrol.model import ConfigError, Task
+from linkpatrol.model import ConfigError, Probe, Task
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.parsepool import ParsePool
 from linkpatrol.pipeline import Pipeline
@@ -27,12 +29,19 @@ from linkpatrol.policy import Policy
 from linkpatrol.render import Renderer, find_browser, wanted
 from linkpatrol.rules import (
     MAX_REDIRECT_HOPS,
+    folder_of,
+    may_be_soft_404,
     obeys_robots,
+    probe_due,
+    probe_kept,
+    probe_url,
+    probes_for,
     worth_second_look,
 )
 from linkpatrol.scheduler import Scheduler
 from linkpatrol.spider import Spider
 from linkpatrol.store import CrawlMemory, PassInfo, PassLimits, SiteRecord
+from linkpatrol.transport import Response
 from linkpatrol.urls import BadURL
 
 T = TypeVar("T")
@@ -101,6 +110,10 @@ class Crawl:
             self._fail,
         )
         self._inflight: set[asyncio.Task[None]] = set()
+        # folders' probes: what the memory has of each host's, and each folder's in this run
+        self._remembered: dict[str, asyncio.Task[dict[str, Probe]]] = {}
+        self._probes: dict[tuple[str, str], asyncio.Task[Probe | None]] = {}
+        self._probes_made: Counter[str] = Counter()  # probes requested in this run, by host
         # the loop's wake-up: set by whatever settles or frees something, read each round
         self._woken = False
         self._waiter: asyncio.Future[None] | None = None
@@ -211,10 +224,11 @@ class Crawl:
         finally:
             if timer is not None:
                 timer.cancel()
-            for task in list(self._inflight):
+            side = [*self._remembered.values(), *self._probes.values()]
+            for task in [*self._inflight, *side]:
                 task.cancel()
-            if self._inflight:
-                await asyncio.gather(*self._inflight, return_exceptions=True)
+            if self._inflight or side:
+                await asyncio.gather(*self._inflight, *side, return_exceptions=True)
             try:
                 if self.spider.renderer is not None:
                     await self.spider.renderer.close()
@@ -451,8 +465,17 @@ class Crawl:
 
     async def _work(self, task: Task, slot: Slot, load: int) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
+        probe: Probe | None = None
+
+        async def probe_folder(response: Response) -> None:
+            nonlocal probe
+            folder = folder_of(task.url)
+            if folder is not None and may_be_soft_404(response.status, response.content_type):
+                probe = await self._folder_probe(slot, *folder)
+
+        after = probe_folder if probes_for(task.action, self.rules) else None
         try:
-            fetched = await self.downloader.fetch(task, slot, self.rules, load)
+            fetched = await self.downloader.fetch(task, slot, self.rules, load, after)
         finally:
             self._wake()
         response, requests = fetched.response, fetched.requests
@@ -460,7 +483,7 @@ class Crawl:
             self.pipeline.extra_requests += requests
             self.scheduler.again(slot, task)
             return
-        outcome = await self.spider.judge(task, task.action, response)
+        outcome = await self.spider.judge(task, task.action, response, probe)
         if fetched.limited is not None and outcome.error is not None:
             outcome.error = f"{outcome.error}: {fetched.limited}"
         pause = self.settings.second_look
@@ -472,6 +495,38 @@ class Crawl:
         outcome.fetched = True
         outcome.response_ms = response.elapsed * 1000
         self.pipeline.settle(task, outcome)
+
+    # ---- folders' probes (soft 404s) -----------------------------------------------------
+
+    async def _folder_probe(self, slot: Slot, origin: str, folder: str) -> Probe | None:
+        """How the folder answers a name that cannot exist: from the memory while fresh,
+        else asked once in the run, by the first of its URLs to need it (the others
+        wait for it)."""
+        key = (origin, folder)
+        if key not in self._probes:
+            self._probes[key] = self._loop_now().create_task(self._probe(slot, origin, folder))
+        return await asyncio.shield(self._probes[key])
+
+    async def _probe(self, slot: Slot, origin: str, folder: str) -> Probe | None:
+        if origin not in self._remembered:
+            self._remembered[origin] = self._loop_now().create_task(self._remembered_probes(origin))
+        known = (await asyncio.shield(self._remembered[origin])).get(folder)
+        if not probe_due(known, time.time(), self._probes_made[origin]):
+            return known  # fresh, or past the host's probes for the run: as old as it is
+        self._probes_made[origin] += 1
+        url = probe_url(origin, folder, "lp-" + secrets.token_hex(12))
+        response = await self.downloader.probe(slot, url, obeys_robots(url, self.rules))
+        if response is None:
+            return None
+        self.pipeline.extra_requests += response.attempts
+        probe = await self.spider.probed(origin, folder, url, response)
+        if not probe_kept(probe.status):
+            return None
+        await self._call(self.store.save_probe, probe)
+        return probe
+
+    async def _remembered_probes(self, origin: str) -> dict[str, Probe]:
+        return {probe.folder: probe for probe in await self._call(self.store.probes, origin)}
 
     def _site_grew(self) -> None:
         """The site grew (a start URL redirected): for the parse workers, and, kept with

@@ -387,14 +387,39 @@ class Downloader:
         state, reason, error = verdict
         return Outcome(task.url_id, task.action, state, error=error, reason=reason)
 
+    # ---- a folder's probe ------------------------------------------------------------
+
+    async def probe(self, slot: Slot, url: str, obey: bool) -> Response | None:
+        """A request for a name that cannot exist in a folder of the host (see
+        :func:`~linkpatrol.rules.judge_soft_404`), in the host's turn, made for a URL whose
+        request still holds one of the host's slots; None where robots.txt forbids it."""
+        robots = slot.robots
+        if obey and robots is not None and not robots.unreachable and not robots.allows(url):
+            return None
+        await self.pace(slot)
+        self.observer.requesting("GET", url, "probe of its folder, for soft 404s")
+        return await self.fetcher.fetch(
+            "GET",
+            url,
+            want_body=True,
+            pace=lambda: self.pace(slot),
+            answered=lambda response: self.answered(slot, response).refused,
+        )
+
     # ---- one URL's requests --------------------------------------------------------
 
     async def fetch(
-        self, task: Task, slot: Slot, rules: RuleOptions, load: int = BETWEEN
+        self,
+        task: Task,
+        slot: Slot,
+        rules: RuleOptions,
+        load: int = BETWEEN,
+        after: Callable[[Response], Awaitable[None]] | None = None,
     ) -> Fetched:
         """A URL's requests as the rule book plans them (a GET after a HEAD that failed),
         each in the host's turn. The request holds one of the host's slots until it ends
-        (see :meth:`start`, which says how loaded the host was as it started). A URL
+        (see :meth:`start`, which says how loaded the host was as it started), ``after``
+        its answer too (what the answer asks for: a probe of its folder). A URL
         refused for its host's limit is to be queued ``again``, not retried here:
         MAX_REFUSALS times at most when the host said when to come back, else --retries
         times."""
@@ -438,6 +463,8 @@ class Downloader:
                     answered=answered,
                 )
                 requests += response.attempts
+            if after is not None:
+                await after(response)
         finally:
             self.finished(slot)
         slot.timed(load, time.monotonic() - began)

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from linkpatrol import __version__
-from linkpatrol.model import AnchorMode, ConfigError, FailOn, RedirectMode, ReportFormat
+from linkpatrol.model import (
+    AnchorMode,
+    ConfigError,
+    FailOn,
+    RedirectMode,
+    ReportFormat,
+    Soft404Mode,
+)
 from linkpatrol.proxies import PASSWORD_VARIABLE, proxy_option
 from linkpatrol.tls import format_host, parse_host
 
@@ -442,6 +449,16 @@ OPTIONS: tuple[Option, ...] = (
         bare=AnchorMode.SITE.value,
         key_help="a link to page#name is broken when the page has no element with that id or "
         'name: "site" (or true) for the site\'s pages, "all" for outside pages too, "off"',
+    ),
+    Option(
+        ("--soft-404",),
+        "a good answer that is what its folder answers for a made-up name is broken "
+        "(site: the site's pages, probing each folder once; all: outside URLs too, read "
+        "with GET; off: not at all)",
+        field="soft_404",
+        kind=Kind.CHOICE,
+        convert=one_of(Soft404Mode),
+        choices=values(Soft404Mode),
     ),
     Option(
         ("--xref",),

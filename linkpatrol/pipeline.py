@@ -40,7 +40,7 @@ class Pipeline:
         self.stats = stats
         self._wake = wake
         self.outcomes: list[Outcome] = []
-        self.extra_requests = 0  # requests that are no URL's (robots.txt)
+        self.extra_requests = 0  # requests that are no URL's (robots.txt, folders' probes)
         self._from_memory: set[int] = set()  # pages whose outcome carries remembered links
         self._announced: set[str] = set()
 

@@ -15,8 +15,18 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from linkpatrol.httpparts import TRANSIENT_STATUSES
-from linkpatrol.model import Action, AnchorMode, Reason, State, Task
-from linkpatrol.urls import has_userinfo, is_http, scheme
+from linkpatrol.model import (
+    HTML_TYPES,
+    Action,
+    AnchorMode,
+    Look,
+    Probe,
+    Reason,
+    Soft404Mode,
+    State,
+    Task,
+)
+from linkpatrol.urls import folder_and_name, has_userinfo, is_http, origin, scheme
 
 MAX_REDIRECT_HOPS = 10
 # the answers that say a URL moved for good: links to it are best changed to its target
@@ -45,6 +55,7 @@ class RuleOptions:
     robots: bool = True  # robots.txt obeyed (--no-robots: not at all)
     robots_off: tuple[str, ...] = ()  # prefixes of [[site]] tables with robots = false
     cert_expiry: int = 14  # days ahead a host's certificate ending is warned of (0: never)
+    soft_404: Soft404Mode = Soft404Mode.SITE  # whose good answers are compared with a probe's
 
 
 class Verdict(NamedTuple):
@@ -197,13 +208,16 @@ def wants_anchors(url: str, mode: AnchorMode) -> bool:
 
 
 def plan(action: Action, url: str, options: RuleOptions) -> Plan:
-    """A page to parse is read whole, conditionally; a page read for its anchors whole and
-    unconditionally (a page only checked before has no anchors in the memory); anything
-    else is asked for with HEAD, conditionally."""
+    """A page to parse is read whole, conditionally; a page read for its anchors, or one
+    only checked compared with its folder's probe (``--soft-404 all``), whole and
+    unconditionally (a page only checked before has no anchors in the memory, and was not
+    compared); anything else is asked for with HEAD, conditionally."""
     if action is Action.PARSE:
         return Plan("GET", True, True, "")
     if wants_anchors(url, options.check_anchors):
         return Plan("GET", False, True, "; for its anchors")
+    if probes_for(action, options):  # unconditionally, as for its anchors
+        return Plan("GET", False, True, "; for a soft 404")
     return Plan("HEAD", True, False, "")
 
 
@@ -485,6 +499,100 @@ def robots_verdict(
         return Verdict(State.BROKEN, unreachable, error)
     if denial is not None:
         return Verdict(State.DISALLOWED, Reason.ROBOTS, denial)
+    return None
+
+
+# ---- soft 404s: a good answer for a page that does not exist ----------------------------
+
+# a folder's probe is trusted this long, then made again (a site's software changes)
+PROBE_AGE = 30 * 86400.0
+# folders of one host probed in one run at most; the others wait for the next runs
+MAX_PROBES = 100
+# how far two pages' looks may be apart and still be the same page: simhashes of their
+# visible text this many bits apart at most (of 64), and text lengths within this share of
+# the longer one (or a few characters, for short pages). The same not-found page comes
+# out a few bits apart at most, an echoed name taken out; pages of one template with
+# texts of their own 15 or more, their titles aside (tests/test_rules.py, test_soft404.py).
+SAME_TEXT_BITS = 6
+SAME_SIZE_SHARE = 0.1
+SAME_SIZE_SLACK = 32
+
+
+def probes_for(action: Action, options: RuleOptions) -> bool:
+    """Whether a URL requested as ``action`` has a good answer compared with its folder's
+    probe: the site's pages (``--soft-404 site``, the default), other URLs checked as well
+    with ``--soft-404 all`` (they are then read with GET, not HEAD)."""
+    mode = options.soft_404
+    if mode is Soft404Mode.OFF:
+        return False
+    return action is Action.PARSE or (mode is Soft404Mode.ALL and action is Action.CHECK)
+
+
+def folder_of(url: str) -> tuple[str, str] | None:
+    """The origin and folder (path to its last '/') of a web URL with a name in its folder;
+    None for a folder's own URL (``/blog/``), which no made-up name stands for."""
+    if not is_http(url):
+        return None
+    folder, name = folder_and_name(url)
+    return (origin(url), folder) if name else None
+
+
+def probe_url(host_origin: str, folder: str, token: str) -> str:
+    """The URL of a name that cannot exist in the folder (``token``: random letters)."""
+    return f"{host_origin}{folder}{token}"
+
+
+def probe_due(probe: Probe | None, now: float, made: int = 0) -> bool:
+    """A folder is probed when the memory has no answer of it, or one older than
+    PROBE_AGE, while its host has had fewer than MAX_PROBES probes in the run (``made``):
+    a crawler trap's endless folders (a calendar's months) cost a few requests more, not
+    one more for each (a folder past them keeps what the memory has, however old)."""
+    return (probe is None or now - probe.probed_at > PROBE_AGE) and made < MAX_PROBES
+
+
+def probe_kept(status: int | None) -> bool:
+    """A probe's answer the memory keeps: any but a failure, a refusal for the host's
+    limit or a server error (the folder is probed again in the next run). A 404 or 410
+    is kept too: the folder is honest, and is not probed again for PROBE_AGE."""
+    if status is None:
+        return False
+    return status < 500 and status != 429 and status not in TRANSIENT_STATUSES
+
+
+def may_be_soft_404(status: int | None, content_type: str | None) -> bool:
+    """An answer that may hide a missing page: a 2xx HTML page, or a redirect (not a
+    304, which says the page is what it was)."""
+    if status is None or status == 304:
+        return False
+    return (200 <= status < 300 and content_type in HTML_TYPES) or 300 <= status < 400
+
+
+def same_look(a: Look, b: Look) -> bool:
+    """The same page, whatever name it was asked by: the same title, texts a few bits
+    apart in their simhash, and of about the same length."""
+    longer = max(a.size, b.size)
+    return (
+        a.title == b.title
+        and (a.simhash ^ b.simhash).bit_count() <= SAME_TEXT_BITS
+        and abs(a.size - b.size) <= max(longer * SAME_SIZE_SHARE, SAME_SIZE_SLACK)
+    )
+
+
+def judge_soft_404(
+    probe: Probe, status: int | None, redirect_to: str | None, look: Look | None
+) -> Verdict | None:
+    """A good answer (``status``; a redirect's target, a page's ``look``) that is what its
+    folder answers for a name that cannot exist: broken, as a soft 404. None: it stands."""
+    if probe.status is None or status is None:
+        return None
+    if 300 <= probe.status < 400 and 300 <= status < 400:
+        if redirect_to is not None and redirect_to == probe.redirect_to:
+            error = f"soft 404: redirects to {redirect_to}, as a made-up name in its folder does"
+            return Verdict(State.BROKEN, Reason.SOFT_404, error)
+        return None
+    if 200 <= status < 300 and probe.look and look and same_look(probe.look, look):
+        error = f"soft 404: HTTP {status} with the page a made-up name in its folder gets"
+        return Verdict(State.BROKEN, Reason.SOFT_404, error)
     return None
 
 

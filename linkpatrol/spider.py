@@ -8,10 +8,22 @@ once in a run, on its first good answer (the memory keeps it to one per pass).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 
-from linkpatrol.model import HTML_TYPES, RENDERED, Action, Discovered, Outcome, Reason, State, Task
+from linkpatrol.fingerprint import look_of
+from linkpatrol.model import (
+    HTML_TYPES,
+    RENDERED,
+    Action,
+    Discovered,
+    Outcome,
+    Probe,
+    Reason,
+    State,
+    Task,
+)
 from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.pipeline import Pipeline
@@ -25,10 +37,12 @@ from linkpatrol.rules import (
     judge,
     judge_page,
     judge_redirect,
+    judge_soft_404,
     parse_failed,
     redirect_failures,
     render_failed,
     unchanged_status,
+    wants_anchors,
 )
 from linkpatrol.transport import Response
 from linkpatrol.urls import BadURL
@@ -55,10 +69,21 @@ class Spider:
         self.cert_warned: set[str] = set()  # origins warned of their certificate's end
         self.renderer: Renderer | None = None  # with --render: the browser's pages
 
-    async def judge(self, task: Task, action: Action, response: Response) -> Outcome:
-        """The outcome of a URL requested as ``action``, from its last answer; the first
-        good answer of a host whose certificate ends soon is a warning."""
+    async def judge(
+        self, task: Task, action: Action, response: Response, probe: Probe | None = None
+    ) -> Outcome:
+        """The outcome of a URL requested as ``action``, from its last answer; a good one
+        that is what its folder answered the ``probe`` is a soft 404; the first good
+        answer of a host whose certificate ends soon is a warning."""
         outcome = await self._judge(task, action, response)
+        if probe is not None and outcome.state in (State.OK, State.REDIRECT):
+            look = None
+            if probe.look is not None and self._looked_at(response):
+                assert response.body is not None
+                look = await asyncio.to_thread(look_of, response.body, response.charset, task.url)
+            verdict = judge_soft_404(probe, response.status, outcome.redirect_to, look)
+            if verdict is not None:
+                outcome.state, outcome.reason, outcome.error = verdict
         expires = response.cert_expires
         if expires is not None and task.origin not in self.cert_warned:
             host = task.origin.partition("://")[2]
@@ -83,8 +108,12 @@ class Spider:
         failure = None
         if status is None:
             failure = Verdict(State.BROKEN, response.reason or Reason.CONNECTION, response.error)
-        # a stylesheet or a PDF has links but no anchors: it is read only when it is the site's
-        readable = response.is_page or (response.has_links and action is Action.PARSE)
+        # a stylesheet or a PDF has links but no anchors: it is read only when it is the
+        # site's; a page only checked (read whole for a soft 404) only for its anchors
+        readable = action is Action.PARSE and response.has_links
+        readable = readable or (
+            response.is_page and wants_anchors(task.url, self.rules.check_anchors)
+        )
         judged = judge(status, failure, response.body is not None and readable, self.rules)
         outcome.state, outcome.reason, outcome.error = judged.verdict
         if judged.ghost and follows_ghost(task, time.time(), self.rules):
@@ -136,6 +165,26 @@ class Spider:
             return
         outcome.links = [*(outcome.links or ()), *only_rendered(outcome.links or (), page.links)]
         outcome.anchors = (outcome.anchors or frozenset()) | page.anchors
+
+    @staticmethod
+    def _looked_at(response: Response) -> bool:
+        """An answer whose look is compared with a probe's: an HTML page's."""
+        return response.body is not None and response.content_type in HTML_TYPES
+
+    async def probed(self, origin: str, folder: str, url: str, response: Response) -> Probe:
+        """A folder's probe, from its answer to ``url``: where a redirect leads, what a
+        page looks like."""
+        status = response.status
+        target = look = None
+        if status is not None and 300 <= status < 400 and response.location:
+            try:
+                target = self.policy.normalize(response.location.strip(), url)
+            except BadURL:
+                target = None
+        elif self._looked_at(response):
+            assert response.body is not None
+            look = await asyncio.to_thread(look_of, response.body, response.charset, url)
+        return Probe(origin, folder, status, time.time(), target, look)
 
     def _redirect(self, task: Task, outcome: Outcome, response: Response) -> Outcome:
         status = response.status or 0

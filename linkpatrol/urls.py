@@ -514,6 +514,12 @@ def host(url: str) -> str:
     return authority.partition(":")[0]
 
 
+def folder_and_name(url: str) -> tuple[str, str]:
+    """The path of a canonical URL's folder (to its last '/') and the name after it."""
+    folder, _, name = _split(url)[1].rpartition("/")
+    return folder + "/", name
+
+
 def path_depth(url: str) -> int:
     """Number of non-empty path segments, for limiting how deep a crawl goes."""
     path = _split(url)[1]

@@ -44,6 +44,13 @@ class Hit:
 
 Handler = Callable[[BaseHTTPRequestHandler], int]
 
+PROBE_PREFIX = "lp-"  # the start of the made-up name linkpatrol probes a folder with
+
+
+def is_probe(path: str) -> bool:
+    """A request for a made-up name, a folder's probe for soft 404s."""
+    return path.partition("?")[0].rsplit("/", 1)[-1].startswith(PROBE_PREFIX)
+
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -192,12 +199,22 @@ class TestSite:
         with self._lock:
             self.hits.append(hit)
 
-    def requests(self, method: str | None = None) -> list[Hit]:
+    def requests(self, method: str | None = None, probes: bool = True) -> list[Hit]:
+        """The requests it got (with that method; without folders' probes, if not
+        ``probes``)."""
         with self._lock:
-            return [h for h in self.hits if method is None or h.method == method]
+            return [
+                h
+                for h in self.hits
+                if (method is None or h.method == method) and (probes or not is_probe(h.path))
+            ]
 
-    def counts(self, method: str | None = None) -> Counter[str]:
-        return Counter(h.path for h in self.requests(method))
+    def counts(self, method: str | None = None, probes: bool = True) -> Counter[str]:
+        return Counter(h.path for h in self.requests(method, probes))
+
+    def probes(self) -> Counter[str]:
+        """The folders' probes it got, by folder."""
+        return Counter(h.path.rsplit("/", 1)[0] + "/" for h in self.hits if is_probe(h.path))
 
     def clear(self) -> None:
         with self._lock:

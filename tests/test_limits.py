@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from linkpatrol.rules import MAX_PROBES
 from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Handler, Page, html
 from tests.sitesrv import TestSite as LoopbackSite
@@ -121,7 +122,8 @@ def test_max_urls_stops_the_calendar_trap(run: Runner) -> None:
         assert "--max-urls" in entry["error"], entry
         assert entry["reportable"] is False
         assert site.counts()[entry["url"][len(site.base) :]] == 0
-    assert len(site.requests()) <= 51  # robots.txt and at most 50 URLs
+    assert len(site.requests(probes=False)) <= 51  # robots.txt and at most 50 URLs
+    assert sum(site.probes().values()) <= 50  # and a probe of each of their folders
     # the text report says which URLs were left out and why
     assert "--max-urls" in text.stdout
     for entry in limited:
@@ -131,13 +133,16 @@ def test_max_urls_stops_the_calendar_trap(run: Runner) -> None:
 def test_calendar_trap_finishes_with_default_limits(run: Runner) -> None:
     with calendar_site() as site:
         code, report = run.check_json(site.url("/"), timeout=110)
-        months = [h.path for h in site.requests() if h.path.startswith("/cal/")]
+        months = [h.path for h in site.requests(probes=False) if h.path.startswith("/cal/")]
+        probes = site.probes()
 
     assert code == 0
     assert report["complete"] is True
     # the calendar pages differ only in their numbers: at most --max-similar (3000) of them
     assert 1500 <= len(months) <= 3000
     assert len(months) == len(set(months))
+    # and a probe of a folder of them each, a host's probes of a run bounded
+    assert set(probes.values()) == {1} and sum(probes.values()) == MAX_PROBES
     limited = [e for e in report["urls"] if e["state"] == "unchecked"]
     assert limited
     assert all("--max-similar limit of 3000 URLs like" in e["error"] for e in limited), limited[0]
@@ -238,7 +243,8 @@ def test_two_hundred_pages_with_concurrency_32_request_each_url_once(
         for method in ("GET", "HEAD"):
             counts = server.counts(method)
             assert all(n == 1 for n in counts.values()), (method, counts.most_common(3))
-    assert len(site.counts("GET")) == 1 + 200 + 10 + 1  # robots.txt too
+    assert len(site.counts("GET", probes=False)) == 1 + 200 + 10 + 1  # robots.txt too
+    assert site.probes() == {"/p/": 1}  # /gone/ answered 404: no page to compare
     assert len(far.counts("HEAD")) == 20
 
 
@@ -393,11 +399,13 @@ def test_session_id_and_query_permutation_traps_end_under_default_limits(
     home = {"/": Page(html(f'<a href="{start}">{pattern}</a>')), "/robots.txt": Page("")}
     with site_class(home) as site:
         code, report = run.check_json(site.url("/"), timeout=110)
-        requested = [h.path for h in site.requests() if h.path != "/robots.txt"]
+        requested = [h.path for h in site.requests(probes=False) if h.path != "/robots.txt"]
+        probes = sum(site.probes().values())
 
     assert code == 0 and report["complete"] is True
     # each trap is one family of similar URLs: at most --max-similar (3000) requested
     assert 1000 <= len(requested) <= 3000 + 2
+    assert probes <= 2  # one for each folder
     assert len(requested) == len(set(requested))
     limited = [e for e in report["urls"] if e["state"] == "unchecked"]
     assert limited

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from linkpatrol.model import Action, AnchorMode, Reason, State
+from linkpatrol.model import Action, AnchorMode, Look, Probe, Reason, Soft404Mode, State
 from linkpatrol.rules import (
     LIMIT_PAUSE,
+    MAX_PROBES,
     Admission,
     HostPace,
     Plan,
@@ -19,6 +20,7 @@ from linkpatrol.rules import (
     default_action,
     discovered,
     expiring_certificate,
+    folder_of,
     follows_ghost,
     get_after_head,
     host_pace,
@@ -27,10 +29,15 @@ from linkpatrol.rules import (
     judge_host,
     judge_page,
     judge_redirect,
+    judge_soft_404,
     judge_status,
+    may_be_soft_404,
     obeys_robots,
     parse_failed,
     plan,
+    probe_due,
+    probe_kept,
+    probes_for,
     redirect_failures,
     request_headers,
     robots_verdict,
@@ -218,6 +225,8 @@ def test_hosts_judged_without_a_dns_query(host: str, verdict: Verdict | None) ->
 
 SITE_ANCHORS = RuleOptions(check_anchors=AnchorMode.SITE)
 ALL_ANCHORS = RuleOptions(check_anchors=AnchorMode.ALL)
+ALL_SOFT = RuleOptions(soft_404=Soft404Mode.ALL)
+ALL_ANCHORS_SOFT = RuleOptions(check_anchors=AnchorMode.ALL, soft_404=Soft404Mode.ALL)
 
 
 @pytest.mark.parametrize(
@@ -230,6 +239,9 @@ ALL_ANCHORS = RuleOptions(check_anchors=AnchorMode.ALL)
         (Action.CHECK, "file:///d/a.html", SITE_ANCHORS, Plan("GET", False, True, "; for its anchors")),
         (Action.CHECK, "file:///d/a.html", RuleOptions(), Plan("HEAD", True, False, "")),
         (Action.PARSE, U, ALL_ANCHORS, Plan("GET", True, True, "")),
+        (Action.CHECK, U, ALL_SOFT, Plan("GET", False, True, "; for a soft 404")),
+        (Action.CHECK, U, ALL_ANCHORS_SOFT, Plan("GET", False, True, "; for its anchors")),
+        (Action.PARSE, U, ALL_SOFT, Plan("GET", True, True, "")),
     ],
 )  # fmt: skip
 def test_request_plan(action: Action, url: str, options: RuleOptions, planned: Plan) -> None:
@@ -623,3 +635,114 @@ def test_a_crew_shares_a_limit_that_adds_up_to_it(
     limit: int, workers: int, shares: list[int]
 ) -> None:
     assert [share_of(limit, workers, rank) for rank in range(workers)] == shares
+
+
+# ---- soft 404s ----------------------------------------------------------------------------
+
+NOT_FOUND = Look("Page not found", 400, 0b1111)
+PROBED_PAGE = Probe("http://h", "/a/", 200, 0.0, None, NOT_FOUND)
+PROBED_HOME = Probe("http://h", "/c/", 302, 0.0, "http://h/", None)
+HONEST = Probe("http://h", "/d/", 404, 0.0)
+SOFT = (State.BROKEN, Reason.SOFT_404)
+
+
+@pytest.mark.parametrize(
+    ("probe", "status", "redirect_to", "page", "expected"),
+    [
+        (PROBED_PAGE, 200, None, NOT_FOUND, SOFT),
+        (PROBED_PAGE, 200, None, NOT_FOUND._replace(size=420, simhash=0b1111_0011), SOFT),
+        (PROBED_PAGE, 203, None, NOT_FOUND._replace(size=380, simhash=0b11_1111), SOFT),
+        (PROBED_PAGE, 200, None, NOT_FOUND._replace(simhash=0b111_1111_1111), None),  # 7 bits
+        (PROBED_PAGE, 200, None, NOT_FOUND._replace(size=480), None),  # 20% longer
+        (PROBED_PAGE, 200, None, NOT_FOUND._replace(title="Our shop"), None),
+        (Probe("http://h", "/", 200, 0.0, None, Look("", 10, 0)), 200, None, Look("", 40, 0), SOFT),
+        (Probe("http://h", "/", 200, 0.0, None, Look("", 10, 0)), 200, None, Look("", 43, 0), None),
+        (PROBED_PAGE, 200, None, None, None),  # not an HTML page
+        (PROBED_PAGE, 301, "http://h/", None, None),
+        (PROBED_HOME, 301, "http://h/", None, SOFT),
+        (PROBED_HOME, 302, "http://h/a/", None, None),  # redirects elsewhere
+        (PROBED_HOME, 200, None, Look("Home", 400, 0), None),
+        (HONEST, 200, None, NOT_FOUND, None),
+        (Probe("http://h", "/e/", None, 0.0), 200, None, NOT_FOUND, None),
+    ],
+)  # fmt: skip
+def test_judge_soft_404(
+    probe: Probe,
+    status: int,
+    redirect_to: str | None,
+    page: Look | None,
+    expected: tuple[State, Reason] | None,
+) -> None:
+    verdict = judge_soft_404(probe, status, redirect_to, page)
+    assert (verdict and (verdict.state, verdict.reason)) == expected
+
+
+@pytest.mark.parametrize(
+    ("action", "mode", "compared"),
+    [
+        (Action.PARSE, Soft404Mode.SITE, True),
+        (Action.CHECK, Soft404Mode.SITE, False),
+        (Action.CHECK, Soft404Mode.ALL, True),
+        (Action.PARSE, Soft404Mode.ALL, True),
+        (Action.PARSE, Soft404Mode.OFF, False),
+        (Action.CHECK, Soft404Mode.OFF, False),
+        (Action.RECORD, Soft404Mode.ALL, False),
+    ],
+)
+def test_which_urls_are_compared_with_a_probe(
+    action: Action, mode: Soft404Mode, compared: bool
+) -> None:
+    assert probes_for(action, RuleOptions(soft_404=mode)) is compared
+
+
+@pytest.mark.parametrize(
+    ("url", "folder"),
+    [
+        ("http://h/a/b.html", ("http://h", "/a/")),
+        ("https://h:8443/x?q=/y/", ("https://h:8443", "/")),
+        ("http://h/a/b/c?x=1", ("http://h", "/a/b/")),
+        ("http://h/a/", None),  # a folder's own URL
+        ("http://h/", None),
+        ("file:///d/a.html", None),
+        ("mailto:a@h", None),
+    ],
+)
+def test_folder_of(url: str, folder: tuple[str, str] | None) -> None:
+    assert folder_of(url) == folder
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "suspect"),
+    [
+        (200, "text/html", True),
+        (206, "application/xhtml+xml", True),
+        (200, "text/markdown", False),
+        (200, "application/pdf", False),
+        (301, None, True),
+        (304, "text/html", False),  # what it was
+        (404, "text/html", False),
+        (None, None, False),
+    ],
+)
+def test_which_answers_may_be_soft_404s(
+    status: int | None, content_type: str | None, suspect: bool
+) -> None:
+    assert may_be_soft_404(status, content_type) is suspect
+
+
+@pytest.mark.parametrize(
+    ("status", "kept"),
+    [(200, True), (302, True), (404, True), (410, True), (403, True), (429, False), (500, False),
+     (503, False), (None, False)],
+)  # fmt: skip
+def test_which_probes_the_memory_keeps(status: int | None, kept: bool) -> None:
+    assert probe_kept(status) is kept
+
+
+def test_a_probe_is_made_again_after_30_days() -> None:
+    assert probe_due(None, NOW)
+    assert not probe_due(Probe("http://h", "/", 404, NOW - 29 * DAY), NOW)
+    assert probe_due(Probe("http://h", "/", 404, NOW - 31 * DAY), NOW)
+    # a host's probes in one run are bounded: a crawler trap's folders are endless
+    assert probe_due(None, NOW, MAX_PROBES - 1)
+    assert not probe_due(None, NOW, MAX_PROBES)
