@@ -19,7 +19,7 @@ from linkpatrol.model import ConfigError
 from linkpatrol.proxies import PASSWORD_VARIABLE, Proxies, Proxy, bypasses, proxy_option
 from tests.conftest import Runner, Serve, by_url
 from tests.proxysrv import ForwardProxy
-from tests.sitesrv import Page, html
+from tests.sitesrv import Page, html, is_probe
 from tests.test_config import assert_config_error, write
 from tests.test_sites import assert_nowhere, written_by
 from tests.test_tls import https_site
@@ -140,7 +140,7 @@ def test_a_check_goes_through_the_environments_proxy_but_not_for_no_proxy_hosts(
     assert code == 0, report
     urls = by_url(report)
     assert urls[f"http://localhost:{port}/page"]["state"] == "ok"
-    assert sorted(proxy.seen) == [
+    assert sorted(s for s in proxy.seen if not is_probe(s[1])) == [
         ("GET", site.url("/")),
         ("GET", site.url("/page")),
         ("GET", site.url("/robots.txt")),
@@ -166,7 +166,7 @@ def test_https_goes_through_the_proxy_key_with_connect(
     assert code == 0, report
     assert by_url(report)[site.url("/page")]["state"] == "ok"
     assert set(proxy.seen) == {("CONNECT", f"127.0.0.1:{site.port}")}
-    assert sorted(h.path for h in site.requests()) == ["/", "/page", "/robots.txt"]
+    assert sorted(h.path for h in site.requests(probes=False)) == ["/", "/page", "/robots.txt"]
 
 
 def test_a_proxy_with_a_user_and_a_password_from_the_environment(
@@ -189,7 +189,7 @@ def test_a_proxy_with_a_user_and_a_password_from_the_environment(
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proxy.refused == []
-    assert sorted(proxy.seen) == [
+    assert sorted(s for s in proxy.seen if not is_probe(s[1])) == [
         ("GET", site.url("/")),
         ("GET", site.url("/page")),
         ("GET", site.url("/robots.txt")),
