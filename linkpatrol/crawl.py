@@ -511,8 +511,11 @@ class Crawl:
         if origin not in self._remembered:
             self._remembered[origin] = self._loop_now().create_task(self._remembered_probes(origin))
         known = (await asyncio.shield(self._remembered[origin])).get(folder)
-        if not probe_due(known, time.time(), self._probes_made[origin]):
-            return known  # fresh, or past the host's probes for the run: as old as it is
+        limit = self.settings.max_requests
+        if not probe_due(known, time.time(), self._probes_made[origin]) or (
+            limit and self.fetcher.requests + self._unstarted >= limit
+        ):
+            return known  # fresh, past the run's probes or --max-requests: as old as it is
         self._probes_made[origin] += 1
         url = probe_url(origin, folder, "lp-" + secrets.token_hex(12))
         response = await self.downloader.probe(slot, url, obeys_robots(url, self.rules))
