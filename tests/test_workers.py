@@ -143,7 +143,7 @@ def test_three_workers_share_one_pass_and_print_the_same_report(
     # every URL was asked for once, by one worker or another; robots.txt once
     assert repeated(site) == {}
     assert site.counts()["/robots.txt"] == 1
-    assert set(site.counts()) == set(pages) - {"/private/x"}
+    assert set(site.counts(probes=False)) == set(pages) - {"/private/x"}
     assert sum(checked_lines(err) > 0 for _, _, err in results) >= 2, "the workers did not share"
     assert memory_rows(postgres_url, "SELECT count(*) FROM passes") == [(1,)]
     assert memory_rows(postgres_url, "SELECT count(*) FROM workers") == [(0,)]
@@ -194,7 +194,7 @@ def test_a_worker_killed_mid_crawl_loses_nothing(
     # asked again, each once more; the rest it held was taken back and asked once
     again = repeated(site)
     assert set(again) <= held and set(again.values()) <= {2}, (again, held)
-    assert set(site.counts()) == set(pages) - {"/private/x"}
+    assert set(site.counts(probes=False)) == set(pages) - {"/private/x"}
     assert_memory_intact(postgres_url)
 
     code, alone = run.check_json(start, "--db", fresh_url)
@@ -255,7 +255,7 @@ def test_workers_ride_out_a_database_gone_for_a_while_and_say_so_when_it_stays_g
     assert not any("discarding" in e or "error connecting" in e for _, _, e in results)
     reports = [json.loads(out) for _, out, _ in results]
     assert all(r["complete"] and r["pass"] == 1 for r in reports)
-    assert set(site.counts()) == set(pages) - {"/private/x"}
+    assert set(site.counts(probes=False)) == set(pages) - {"/private/x"}
     # riding it out, neither took the other for gone: no URL was asked for twice
     again = {p: n - before.get(p, 0) for p, n in site.counts().items() if p != "/robots.txt"}
     assert max(again.values()) == 1, sorted(p for p, n in again.items() if n > 1)
@@ -397,7 +397,7 @@ def test_workers_on_hosts_of_their_own_hold_the_per_host_limit_together(
     assert 1 <= site.max_active <= 3
     assert repeated(site) == {}
     assert site.counts()["/robots.txt"] == 1
-    assert set(site.counts()) == set(pages) - {"/private/x"}
+    assert set(site.counts(probes=False)) == set(pages) - {"/private/x"}
     reports = [json.loads(out) for _, out, _ in results]
     assert all(r["complete"] for r in reports)
     assert len({json.dumps(comparable(r)) for r in reports}) == 1
@@ -448,7 +448,7 @@ def test_a_worker_cut_off_without_a_word_is_taken_for_gone_in_seconds_and_says_s
             assert procs[1].returncode == 1, err
             report = json.loads(out)
             assert report["complete"], err
-            assert set(site.counts()) == set(pages) - {"/private/x"}
+            assert set(site.counts(probes=False)) == set(pages) - {"/private/x"}
             # detected in about 11 s (5 s idle, then 3 probes 2 s apart); the leases of a
             # worker its lock still holds for would last 600 s
             assert alone_for < 60, alone_for
@@ -604,7 +604,7 @@ def test_commits_whose_answers_were_lost_count_once(
     assert report["complete"]
     hits = site.requests()
     assert report["summary"]["requests"] == len(hits), (report["summary"], len(hits))
-    fetched = {h.path for h in hits if h.path != "/robots.txt"}
+    fetched = {h.path for h in site.requests(probes=False) if h.path != "/robots.txt"}
     assert report["summary"]["requested"] == len(fetched), report["summary"]
     # one history row per URL: each changed once, from nothing to its verdict
     assert (
