@@ -22,6 +22,7 @@ from typing import NamedTuple
 from lxml import etree
 
 from linkpatrol.css import STYLESHEET_TAG, css_links, css_urls, decode_stylesheet
+from linkpatrol.model import LinkKind
 
 __all__ = [
     "Link",
@@ -37,6 +38,10 @@ __all__ = [
 ]
 
 
+_NAVIGATION = LinkKind.NAVIGATION.value
+_SUBRESOURCE = LinkKind.SUBRESOURCE.value
+
+
 class Link(NamedTuple):
     """One link as written in the page, with where it was written."""
 
@@ -44,11 +49,12 @@ class Link(NamedTuple):
     line: int
     tag: str
     attr: str
+    kind: int = _NAVIGATION  # a LinkKind's value: followed, or loaded into the page
 
 
 # a Link made from its fields' tuple as tuples are made, in C: a page makes one per link
 # (the named tuple's own constructor, like a dataclass's, is Python code: 0.3 us a link)
-_link: Callable[[tuple[str, int, str, str]], Link] = functools.partial(tuple.__new__, Link)
+_link: Callable[[tuple[str, int, str, str, int]], Link] = functools.partial(tuple.__new__, Link)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +109,17 @@ _LINK_ATTRS: dict[str, tuple[str, ...]] = {
     "use": ("href",),
 }
 _SERVER_HINTS = frozenset({"preconnect", "dns-prefetch"})
+# what a browser loads into the page, rather than goes to: images, scripts, frames, media
+# (the elements with a link attribute not listed here are followed, as <a>; a <link> is
+# either, by its rel)
+_LOADED_TAGS = frozenset(
+    {"img", "script", "iframe", "frame", "embed", "source", "track", "audio", "video"}
+    | {"object", "body", "image", "use", "input"}
+)
+_LOADING_RELS = frozenset(
+    {"stylesheet", "icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon"}
+    | {"preload", "modulepreload", "prefetch", "manifest"}
+)
 # SVG elements that still take the XLink spelling of href when it is absent.
 _XLINK_TAGS = frozenset({"a", "image", "use"})
 _OTHER_TAGS = frozenset({"input", "meta", "style", "base", "title"})
@@ -654,11 +671,16 @@ def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tu
     return found
 
 
-def _names_a_server(element: etree._Element) -> bool:
-    """Whether a <link> only asks to get a connection ready: its href is a server, which
-    need not answer anything at its root (https://fonts.gstatic.com answers 404)."""
-    kinds = frozenset((element.get("rel") or "").lower().split())
-    return bool(kinds) and kinds <= _SERVER_HINTS
+def _link_rels(element: etree._Element) -> tuple[bool, int]:
+    """(whether a <link> only asks to get a connection ready, the kind of its links).
+
+    One that gets a connection ready names a server, which need not answer anything at its
+    root (https://fonts.gstatic.com answers 404); one of a stylesheet, an icon or a preload
+    is loaded into the page."""
+    rels = frozenset((element.get("rel") or "").lower().split())
+    return bool(rels) and rels <= _SERVER_HINTS, (
+        _SUBRESOURCE if rels & _LOADING_RELS else _NAVIGATION
+    )
 
 
 def _special_links(element: etree._Element, tag: str) -> list[tuple[str, str]]:
@@ -705,13 +727,14 @@ class _Collector:
         tag: str,
         found: list[tuple[str, str]],
         style: str | None,
+        kind: int = _NAVIGATION,
     ) -> None:
         links = self.links
         if style is None and tag != "style":  # most elements: attributes only
             if found:
                 start = self.locator.locate(tag, element.sourceline, found[0][1])[0]
                 for attr, url in found:
-                    links.append(_link((url, start, tag, attr)))
+                    links.append(_link((url, start, tag, attr, kind)))
             return
         style_urls = css_urls(style) if style else []
         css = element.text if tag == "style" else None
@@ -721,11 +744,11 @@ class _Collector:
         first_value = found[0][1] if found else style
         start, end = self.locator.locate(tag, element.sourceline, first_value)
         for attr, url in found:
-            links.append(_link((url, start, tag, attr)))
+            links.append(_link((url, start, tag, attr, kind)))
         for url, _ in style_urls:
-            links.append(_link((url, start, tag, "style")))
+            links.append(_link((url, start, tag, "style", _SUBRESOURCE)))
         for url, offset in block_urls:
-            links.append(_link((url, end + offset - 1, "style", "css")))
+            links.append(_link((url, end + offset - 1, "style", "css", _SUBRESOURCE)))
 
     def page(self, encoding: str) -> Page:
         return Page(
@@ -776,21 +799,25 @@ def _extract(body: bytes, encoding: str) -> Page:
             style = element.get("style")
         names = _LINK_ATTRS.get(tag)
         if names is not None:
+            kind = _SUBRESOURCE if tag in _LOADED_TAGS else _NAVIGATION
             if tag == "a":
                 name = element.get("name")
                 if name:
                     anchors.add(name)
-            elif tag == "link" and _names_a_server(element):
-                names = ()
+            elif tag == "link":
+                server, kind = _link_rels(element)
+                if server:
+                    names = ()
             found = _attribute_links(element, names)
             if not found and tag in _XLINK_TAGS and element.get("href") is None:
                 found = _attribute_links(element, ("xlink:href",))
-            collector.add(element, tag, found, style)
+            collector.add(element, tag, found, style, kind)
         elif tag in _OTHER_TAGS:
             if tag == "title" or tag == "base":
                 collector.head_element(element, tag)
             else:
-                collector.add(element, tag, _special_links(element, tag), style)
+                kind = _SUBRESOURCE if tag in _LOADED_TAGS else _NAVIGATION
+                collector.add(element, tag, _special_links(element, tag), style, kind)
         elif style is not None:
             collector.add(element, tag, [], style)
     page = collector.page(encoding)
@@ -809,7 +836,10 @@ def extract_stylesheet(body: bytes, header_charset: str | None = None) -> Page:
     try:
         text, label = decode_stylesheet(body, header_charset)
         encoding = _codec_name(label, False) or encoding
-        links = [_link((url, line, STYLESHEET_TAG, kind)) for line, _, url, kind in css_links(text)]
+        links = [
+            _link((url, line, STYLESHEET_TAG, kind, _SUBRESOURCE))
+            for line, _, url, kind in css_links(text)
+        ]
     except Exception:
         links = []
     return Page(links=links, base_href=None, encoding=encoding, anchors=frozenset(), title=None)

@@ -44,8 +44,12 @@ from linkpatrol.extract import (
     sniff_encoding,
     without_marked,
 )
+from linkpatrol.model import LinkKind
 
 __all__ = ["extract_markdown", "heading_slug"]
+
+_LINK = LinkKind.NAVIGATION.value
+_IMAGE = LinkKind.SUBRESOURCE.value
 
 # Containers (blockquotes, list items) nested deeper than this are not parsed: their
 # lines are skipped, so 100,000 '>' cost no more than 20. (markdown-it's own limit
@@ -483,7 +487,8 @@ class _Collector:
         if isinstance(url, str):
             url = url.strip(HTML_SPACE)
             if url:
-                self.links.append(Link(url, line, tag, attr))
+                # an image is loaded into the rendered page, as <img> is
+                self.links.append(Link(url, line, tag, attr, _IMAGE if tag == "img" else _LINK))
 
     def html(self, content: str, first_line: int) -> None:
         """Links and anchors of raw HTML whose first line is first_line."""
@@ -491,7 +496,7 @@ class _Collector:
         page = extract_html(source, "utf-8")
         self.markers += find_markers(source, first_line)
         for link in page.links:
-            self.links.append(Link(link.url, first_line + link.line - 1, link.tag, link.attr))
+            self.links.append(link._replace(line=first_line + link.line - 1))
         self.anchors |= page.anchors
 
     def inline(self, token: Token) -> None:

@@ -64,6 +64,7 @@ class Reason(enum.StrEnum):
     CERT_EXPIRY = "cert-expiry"  # a good answer, from a host whose certificate ends soon
     RENDER = "render"  # the page could not be rendered in the browser within the limits
     SOFT_404 = "soft-404"  # a good answer that looks like its folder's answer to a made-up name
+    MIXED_CONTENT = "mixed-content"  # loaded over http: by an https: page
 
 
 # members by value, for reading the memory's rows: a dictionary look-up, where calling the
@@ -104,6 +105,14 @@ class Referrer(NamedTuple):
     line: int | None
 
 
+class LinkKind(enum.IntEnum):
+    """What a link asks of a browser: to go there, or to load it into the page (an image,
+    a script, a stylesheet, a frame, media). Kept with the link, as a plain int."""
+
+    NAVIGATION = 0
+    SUBRESOURCE = 1
+
+
 class Discovered(NamedTuple):
     """A link found on a page (or a redirect target): where it points and on which line.
 
@@ -114,6 +123,7 @@ class Discovered(NamedTuple):
     action: Action
     invalid: str | None = None
     fragment: str | None = None  # the link's #fragment, as written (without the '#')
+    kind: int = LinkKind.NAVIGATION.value  # a LinkKind's value
 
 
 @dataclass(slots=True)

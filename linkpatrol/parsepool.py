@@ -72,9 +72,10 @@ class ParseFailure(Exception):
     """A page could not be parsed within the limits (its worker hung or died twice)."""
 
 
-# (url, line, action, invalid reason, fragment): a Discovered's fields in a plain tuple,
-# which crosses the pipe cheaply (each action once per page) and becomes a Discovered in C
-_WireLink = tuple[str, int | None, Action, str | None, str | None]
+# (url, line, action, invalid reason, fragment, kind): a Discovered's fields in a plain
+# tuple, which crosses the pipe cheaply (each action once per page) and becomes a
+# Discovered in C
+_WireLink = tuple[str, int | None, Action, str | None, str | None, int]
 _Wire = tuple[list[_WireLink], str | None, str | None, frozenset[str], frozenset[str]]
 # a page's base for the decider: origin, without query, folder, whole, whether plain
 # relative links are joined to it as text
@@ -216,12 +217,19 @@ class LinkDecider:
             if not raw.strip(HTML_SPACE):  # "#top": within the page the base names (this one)
                 itself = self.decide(base, url) if fragment else None
                 if itself is not None:
-                    links.append((itself[0], link.line, itself[1], itself[2], fragment))
+                    links.append((itself[0], link.line, itself[1], itself[2], fragment, link.kind))
                 continue
             answer = self.decide(raw, base, bases, encoding)
             if answer is not None:
                 links.append(
-                    (answer[0], link.line, answer[1], answer[2], fragment if hashed else None)
+                    (
+                        answer[0],
+                        link.line,
+                        answer[1],
+                        answer[2],
+                        fragment if hashed else None,
+                        link.kind,
+                    )
                 )
         return links, base_url, page.title, page.anchors, page.heading_ids
 

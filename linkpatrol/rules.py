@@ -19,6 +19,7 @@ from linkpatrol.model import (
     HTML_TYPES,
     Action,
     AnchorMode,
+    LinkKind,
     Look,
     Probe,
     Reason,
@@ -398,6 +399,34 @@ def expiring_certificate(
     when = "today" if left == 0 else "in 1 day" if left == 1 else f"in {left} days"
     error = f"certificate of {host} expires {ends.isoformat()} ({when})"
     return Verdict(State.WARNING, Reason.CERT_EXPIRY, error)
+
+
+# the schemes of mixed content: a page of the first that loads a URL of the second
+SECURE_PAGE = "https:"
+INSECURE_LOAD = "http:"
+MIXED_CONTENT = "mixed content"
+
+
+def mixed_content(page: str, target: str, kind: int) -> bool:
+    """Whether a link (of a ``LinkKind``'s value) makes its page mixed content: an https:
+    page that loads an http: URL into itself (an image, a script, a stylesheet, a frame,
+    media), which browsers block or warn of. A link followed to an http: URL is none, and
+    neither is anything an http: page loads."""
+    return (
+        kind == LinkKind.SUBRESOURCE
+        and page[:6].lower() == SECURE_PAGE
+        and target[:5].lower() == INSECURE_LOAD
+    )
+
+
+def loaded_insecurely(state: State) -> Verdict | None:
+    """The verdict of a URL that https: pages load over http: (see :func:`mixed_content`):
+    a warning, whatever its own answer was (a good one does not make it safe to load).
+    A verdict that says more stands (broken, a warning or a redirect of its own, or
+    robots.txt forbidding it), and names those pages among its referrers."""
+    if state is State.OK or state is State.UNCHECKED:
+        return Verdict(State.WARNING, Reason.MIXED_CONTENT, MIXED_CONTENT)
+    return None
 
 
 def parse_failed(message: str) -> Verdict:

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
+import trustme
 
 from tests.sitesrv import Handler, Page, TestSite
 
@@ -370,6 +371,20 @@ class Runner:
 @pytest.fixture
 def run(tmp_path: Path, db: str) -> Runner:
     return Runner(tmp_path, db)
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    """A throw-away certificate authority for the loopback HTTPS sites of a module."""
+    return trustme.CA()
+
+
+@pytest.fixture
+def trusting(ca: trustme.CA, tmp_path: Path) -> dict[str, str]:
+    """The environment of a check that trusts the CA."""
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    return {"SSL_CERT_FILE": str(bundle)}
 
 
 @pytest.fixture

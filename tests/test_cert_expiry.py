@@ -28,19 +28,6 @@ from tests.sitesrv import Page, html
 Site = Callable[[int], sitesrv.TestSite]
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def trusting(ca: trustme.CA, tmp_path: Path) -> dict[str, str]:
-    """The environment of a check that trusts the CA."""
-    bundle = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
-    return {"SSL_CERT_FILE": str(bundle)}
-
-
 @pytest.fixture
 def site_ending(ca: trustme.CA) -> Iterator[Site]:
     """An HTTPS site of three good pages whose certificate ends in so many days."""

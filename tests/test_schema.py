@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from linkpatrol.model import Action, AnchorMode, ReportOptions, State
-from linkpatrol.store import Outcome, open_store
+from linkpatrol.store import Discovered, Outcome, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import (
     Runner,
@@ -132,8 +132,14 @@ SCHEMA_6 = (
 )
 
 
+def back_to_schema_12(db: str) -> None:
+    """A memory as schema 12 had it: its links of no kind."""
+    memory_write(db, "ALTER TABLE links DROP COLUMN kind")
+
+
 def back_to_schema_11(db: str) -> None:
     """A memory as schema 11 had it: no folders' probes."""
+    back_to_schema_12(db)
     memory_write(db, "DROP TABLE probes")
 
 
@@ -476,4 +482,46 @@ def test_a_schema_11_memory_keeps_its_folders_probes(run: Runner, serve: Serve, 
     assert memory_rows(db, "SELECT folder, status FROM probes") == [("/a/", 404)]
     assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
         (str(SCHEMA_VERSION),)
+    ]
+
+
+def test_a_schema_12_memory_reads_its_https_pages_again_for_the_kinds_of_their_links(
+    db: str,
+) -> None:
+    """Schema 13 keeps whether each link is loaded into its page; the links kept before
+    have no kind, so the https: pages among them lose their validators and are read whole."""
+    store = open_store(db, crawl=True)
+    try:
+        info = store.begin_pass(["https://a.test/", "http://b.test/"], 1_700_000_000.0)
+        pages = [("https://a.test/", Action.PARSE), ("http://b.test/", Action.PARSE)]
+        store.seed(info.id, pages, 1_700_000_000.0)
+        store.complete(
+            info.id,
+            [
+                Outcome(
+                    task.url_id,
+                    Action.PARSE,
+                    State.OK,
+                    http_status=200,
+                    etag='"v1"',
+                    links=[Discovered("http://b.test/i.png", 3, Action.CHECK)],
+                )
+                for task in store.claim(info.id, 10, 1_700_000_000.0, (), 60.0)
+            ],
+            1_700_000_001.0,
+        )
+        store.end_run(info.id, 1.0, 1_700_000_002.0, False, None)
+    finally:
+        store.close()
+    back_to_schema_12(db)
+    memory_write(db, "UPDATE meta SET value = '12' WHERE key = 'schema_version'")
+
+    open_store(db, crawl=True).close()
+
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
+    ]
+    assert memory_rows(db, "SELECT line, kind FROM links") == [(3, None), (3, None)]
+    assert sorted(memory_rows(db, "SELECT url, etag FROM urls WHERE etag IS NOT NULL")) == [
+        ("http://b.test/", '"v1"')
     ]

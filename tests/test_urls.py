@@ -555,8 +555,8 @@ def decided(body: str, page_url: str = SITE) -> list[tuple[str, int | None, Acti
     """The page's links as a parse worker sends them to the crawl: URL, line, action."""
     decider = LinkDecider(Policy(SiteSettings(start_urls=(SITE,))))
     links = decider.page(extract_html(body.encode()), page_url)[0]
-    assert all(invalid is None for _, _, _, invalid, _ in links), links
-    return [(url, line, action) for url, line, action, _, _ in links]
+    assert all(link[3] is None for link in links), links
+    return [(url, line, action) for url, line, action, *_ in links]
 
 
 @pytest.mark.parametrize(("markup", "url", "action"), SPELLINGS, ids=lambda v: str(v)[:40])
@@ -598,7 +598,7 @@ def test_rules_decide_links_that_are_no_urls_as_written() -> None:
 
     links = decider.page(extract_html(body.encode()), SITE)[0]
 
-    assert [(url, line, action, invalid) for url, line, action, invalid, _ in links] == [
+    assert [(url, line, action, invalid) for url, line, action, invalid, *_ in links] == [
         ("http://[fe80::1/status", 2, Action.RECORD, "invalid IPv6 address"),
         ("http://example.org:99999/", 3, Action.CHECK, "invalid port"),
         ("//exa mple.org/", 4, Action.CHECK, "invalid host"),

@@ -23,7 +23,7 @@ from linkpatrol.model import (
     StoreError,
 )
 from linkpatrol.policy import site_prefix
-from linkpatrol.rules import is_reportable
+from linkpatrol.rules import is_reportable, loaded_insecurely, mixed_content
 from linkpatrol.store import (
     Anchors,
     Change,
@@ -199,6 +199,7 @@ class StoredEntries:
         history: dict[int, tuple[list[Change] | None, bool, int]],
         tail: list[Entry],
         part: Part | None = None,
+        loaded: dict[int, list[Referrer]] | None = None,
     ) -> None:
         self._store = store
         self._pass_id = pass_id
@@ -208,6 +209,7 @@ class StoredEntries:
         self._history = history  # url id: (changes of verdict, new, flips)
         self._tail = tail  # entries the memory holds no row for (missing anchors)
         self._part = part
+        self._loaded = loaded or {}  # url id: the pages that load it as mixed content
 
     @property
     def whole(self) -> bool:
@@ -225,7 +227,10 @@ class StoredEntries:
     def part_job(self, part: Part) -> PartJob:
         """What reading one part takes, for a process with its own store."""
         history = {i: h for i, h in self._history.items() if i % part.parts == part.remainder}
-        return PartJob(self._pass_id, self._report_after, self._damp_new, self._xref, history, part)
+        loaded = {i: p for i, p in self._loaded.items() if i % part.parts == part.remainder}
+        return PartJob(
+            self._pass_id, self._report_after, self._damp_new, self._xref, history, part, loaded
+        )
 
     def numbered(self) -> Iterator[tuple[int, Entry]]:
         """The stored entries (not the tail) with their URLs' ids, in the ids' order."""
@@ -242,6 +247,8 @@ class StoredEntries:
                     pending = next(outlinks, None)
             reportable = _reportable(record, self._report_after, self._damp_new)
             entry = entry_of(record, reportable, links)
+            if (pages := self._loaded.get(record.id)) is not None:
+                as_loaded_insecurely(entry, pages)
             if (known := self._history.get(record.id)) is not None:
                 entry.changes, entry.new, entry.flips = known
             yield record.id, entry
@@ -262,6 +269,7 @@ class PartJob(NamedTuple):
     xref: bool
     history: dict[int, tuple[list[Change] | None, bool, int]]
     part: Part
+    loaded: dict[int, list[Referrer]]
 
     def entries(self, store: ReadMemory) -> StoredEntries:
         return StoredEntries(
@@ -273,6 +281,7 @@ class PartJob(NamedTuple):
             history=self.history,
             tail=[],
             part=self.part,
+            loaded=self.loaded,
         )
 
 
@@ -626,6 +635,24 @@ def missing_anchors(store: ReadMemory, pass_id: int) -> list[Entry]:
     return list(found.values())
 
 
+def insecure_loads(store: ReadMemory, pass_id: int) -> dict[int, list[Referrer]]:
+    """The pages (and lines) of the pass that load each URL as mixed content, by its id."""
+    found: dict[int, list[Referrer]] = {}
+    for url_id, page, target, line, kind in store.loaded_links(pass_id):
+        if mixed_content(page, target, kind):
+            found.setdefault(url_id, []).append(Referrer(page, line))
+    return found
+
+
+def as_loaded_insecurely(entry: Entry, pages: list[Referrer]) -> None:
+    """A URL that https: pages load over http: as the report names it: a warning whose
+    referrers are those pages, unless its own verdict says more."""
+    verdict = loaded_insecurely(entry.state)
+    if verdict is not None:
+        entry.state, entry.reason, entry.error = verdict
+        entry.referrers = pages
+
+
 def build_report(
     store: ReadMemory,
     pass_info: PassInfo | None = None,
@@ -653,19 +680,23 @@ def build_report(
     tally = Tally()
     noted: dict[int, Entry] = {}
     reportable = 0
+    loaded = insecure_loads(store, info.id)
     for record in store.pass_urls(info.id, with_referrers=False):
         counts = _reportable(record, report_after, options.damp_new)
         entry = entry_of(record, counts)
+        if (pages := loaded.get(record.id)) is not None:
+            as_loaded_insecurely(entry, pages)
         tally.add(entry)
         reportable += counts
-        if record.state in _WITH_HISTORY:
+        if entry.state in _WITH_HISTORY:
             noted[record.id] = entry
         for missing in anchor_pages.get(record.url, ()):
             missing.action = record.action
             missing.content_type = record.content_type
             missing.last_checked = record.last_checked
     urls = sum(tally.states.values())
-    for url_id, pages in store.referrers(info.id, list(noted)).items():
+    linked = [i for i, e in noted.items() if e.reason is not Reason.MIXED_CONTENT]
+    for url_id, pages in store.referrers(info.id, linked).items():
         noted[url_id].referrers = pages
     passes = store.passes(TREND_PASSES, like=info.id)
     earlier = earlier or store.earlier(info)
@@ -712,6 +743,7 @@ def build_report(
         xref=options.xref,
         history=history,
         tail=anchors,
+        loaded=loaded,
     )
     report = Report(
         version=__version__,

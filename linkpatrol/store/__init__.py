@@ -437,6 +437,12 @@ class ReadMemory(Protocol):
         broken (one that then redirects for a while is a landing), in page and line order."""
         ...
 
+    def loaded_links(self, pass_id: int) -> Iterator[tuple[int, str, str, int | None, int]]:
+        """The links of the pass that https: pages load over http: (see
+        :func:`~linkpatrol.rules.mixed_content`): (target id, page, target, line, kind), by
+        target, page and line."""
+        ...
+
     def changes(self, url_ids: Sequence[int]) -> dict[int, list[Change]]:
         """Each URL's changes of verdict, oldest first."""
         ...

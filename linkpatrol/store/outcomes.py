@@ -36,7 +36,13 @@ _SETTLED_OF = (
     "SELECT u.id, u.origin FROM seen m JOIN urls u ON u.id = m.url_id "
     f"WHERE m.pass_id = ? AND m.stage >= {SEEN_SETTLED} AND u.reason = ?"
 )
-_LINK_COLUMNS = (("src", "int"), ("dst", "int"), ("line", "int"), ("fragment", "text"))
+_LINK_COLUMNS = (
+    ("src", "int"),
+    ("dst", "int"),
+    ("line", "int"),
+    ("fragment", "text"),
+    ("kind", "int"),
+)
 # the frontier's order puts the URLs waiting for a second look after all others: above
 # the random numbers of the first looks (62 bits), within a 64-bit integer
 SECOND_LOOKS = 1 << 62
@@ -119,7 +125,7 @@ class OutcomesPart(FrontierPart):
             history: list[tuple[Any, ...]] = []
             dropped: list[int] = []
             replaced: list[int] = []
-            new_links: list[tuple[int, int, int | None, str | None]] = []
+            new_links: list[tuple[int, int, int | None, str | None, int]] = []
             requests, requested, parsed = extra_requests, 0, 0
             for o in outcomes:
                 requests += o.requests
@@ -178,8 +184,8 @@ class OutcomesPart(FrontierPart):
                     replaced.append(o.url_id)
                     src = o.url_id
                     new_links.extend(
-                        (src, ids[url], line, fragment)
-                        for url, line, _, _, fragment in o.links or ()
+                        (src, ids[url], line, fragment, kind)
+                        for url, line, _, _, fragment, kind in o.links or ()
                     )
             if updates:
                 s.update_many(

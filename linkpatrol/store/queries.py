@@ -7,9 +7,9 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from linkpatrol.model import ACTIONS, REASONS, STATES, State
+from linkpatrol.model import ACTIONS, REASONS, STATES, LinkKind, State
+from linkpatrol.rules import INSECURE_LOAD, PERMANENT_REDIRECTS, SECURE_PAGE
 from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
-from linkpatrol.rules import PERMANENT_REDIRECTS
 from linkpatrol.store import (
     Anchors,
     Change,
@@ -275,6 +275,17 @@ class QueriesPart(CrewPart):
                 landing = landings[target]
                 if landing is not None:
                     yield src, line, landing[0], fragment, landing[1]
+
+    def loaded_links(self, pass_id: int) -> Iterator[tuple[int, str, str, int | None, int]]:
+        d = self.dialect
+        with self._read() as s:
+            yield from s.stream(
+                "SELECT l.dst, s.url, d.url, l.line, l.kind FROM links l "
+                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} JOIN urls d ON d.id = l.dst "
+                "WHERE l.kind = ? AND s.url LIKE ? AND d.url LIKE ? "
+                f"ORDER BY l.dst, s.url{d.binary_text}, l.line{d.nulls_first}",
+                (pass_id, LinkKind.SUBRESOURCE.value, f"{SECURE_PAGE}%", f"{INSECURE_LOAD}%"),
+            )
 
     def _landing(self, s: Session, url: str, pass_id: int) -> tuple[str, Anchors] | None:
         """Where a redirect to ``url`` lands in the pass, following further redirects (a

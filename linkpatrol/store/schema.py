@@ -23,7 +23,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # how each folder of a host answered a name that cannot exist (soft 404s)
 PROBES = """CREATE TABLE IF NOT EXISTS probes(
@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS urls(
 );
 {seen};
 CREATE TABLE IF NOT EXISTS links(
-  {link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int}, fragment TEXT
+  {link_id}src {int} NOT NULL, dst {int} NOT NULL, line {int}, fragment TEXT, kind {int}
 );
 CREATE INDEX IF NOT EXISTS links_src ON links(src{link_order});
 {links_by_target};
@@ -275,6 +275,14 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     # how each folder of a host answered a name that cannot exist (soft 404s)
     12: (PROBES,),
+    13: (
+        # whether a link is followed or loaded into its page (a LinkKind; NULL: not known)
+        "ALTER TABLE links ADD COLUMN kind {int}",
+        # the https: pages read so far kept their links without it: without validators
+        # they are read again, whole, by the next crawl, and their mixed content is seen
+        "UPDATE urls SET etag = NULL, last_modified = NULL WHERE url LIKE 'https:%' "
+        "AND id IN (SELECT src FROM links)",
+    ),
 }
 
 # the URLs of a pass (``passes.id``) of one verdict

@@ -1,0 +1,271 @@
+"""Mixed content: an https: page that loads an http: image, script, stylesheet, frame or
+media is warned of, naming the page and line; a plain link to http: is not.
+
+An HTTPS site on loopback (its certificate signed by a throw-away CA the check trusts
+through SSL_CERT_FILE) embeds resources of a plain HTTP site, which also has a page of
+its own embedding the same image.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import trustme
+
+from linkpatrol.extract import extract_html
+from linkpatrol.markdown import extract_markdown
+from linkpatrol.model import Action, LinkKind, Outcome, Reason, State
+from linkpatrol.report import build_report
+from linkpatrol.rules import loaded_insecurely, mixed_content
+from linkpatrol.store import Discovered, open_store
+from tests import sitesrv
+from tests.conftest import Runner, memory_rows
+from tests.sitesrv import Page, html
+
+NAV = LinkKind.NAVIGATION.value
+LOAD = LinkKind.SUBRESOURCE.value
+
+
+# ---- the rules, as a table -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("page", "target", "kind", "mixed"),
+    [
+        ("https://a.test/", "http://b.test/i.png", LOAD, True),
+        ("HTTPS://a.test/", "HTTP://b.test/i.png", LOAD, True),
+        ("https://a.test/", "http://b.test/i.png", NAV, False),  # a link is followed
+        ("http://a.test/", "http://b.test/i.png", LOAD, False),  # no security to lose
+        ("https://a.test/", "https://b.test/i.png", LOAD, False),
+        ("https://a.test/", "data:image/png;base64,AA", LOAD, False),
+        ("file:///site/index.html", "http://b.test/i.png", LOAD, False),
+    ],
+)
+def test_mixed_content_is_an_https_page_loading_an_http_url(
+    page: str, target: str, kind: int, mixed: bool
+) -> None:
+    assert mixed_content(page, target, kind) is mixed
+
+
+@pytest.mark.parametrize(
+    ("state", "warned"),
+    [
+        (State.OK, True),  # a good answer does not make it safe to load
+        (State.UNCHECKED, True),
+        (State.BROKEN, False),  # its own verdict says more
+        (State.WARNING, False),
+        (State.REDIRECT, False),
+        (State.DISALLOWED, False),
+    ],
+)
+def test_a_url_loaded_insecurely_is_a_warning_unless_its_verdict_says_more(
+    state: State, warned: bool
+) -> None:
+    verdict = loaded_insecurely(state)
+    if warned:
+        assert verdict == (State.WARNING, Reason.MIXED_CONTENT, "mixed content")
+    else:
+        assert verdict is None
+
+
+# ---- which links are loaded into their page --------------------------------------------
+
+ELEMENTS = html(
+    '<link rel="stylesheet" href="s.css"><link rel="canonical" href="c.html">',
+    '<link rel="shortcut icon" href="f.ico"><link rel="preconnect" href="https://cdn.test">',
+    '<script src="a.js"></script><img src="i.png" srcset="i2.png 2x">',
+    '<iframe src="f.html"></iframe><video poster="p.jpg"><source src="v.mp4"></video>',
+    '<audio src="s.ogg"></audio><object data="o.svg"></object><embed src="e.swf">',
+    '<input type="image" src="b.png"><a href="l.html" style="background: url(bg.png)">l</a>',
+    '<area href="m.html"><blockquote cite="q.html"></blockquote>',
+    '<meta http-equiv="refresh" content="5; url=r.html"><style>p { background: url(st.png) }',
+    "</style>",
+)
+
+
+def test_the_extractor_tells_loaded_links_from_followed_ones() -> None:
+    kinds = {link.url: link.kind for link in extract_html(ELEMENTS.encode()).links}
+
+    loaded = {"s.css", "f.ico", "a.js", "i.png", "i2.png", "f.html", "p.jpg", "v.mp4"}
+    loaded |= {"s.ogg", "o.svg", "e.swf", "b.png", "bg.png", "st.png"}
+    followed = {"c.html", "l.html", "m.html", "q.html", "r.html"}
+    assert {url for url, kind in kinds.items() if kind == LOAD} == loaded
+    assert {url for url, kind in kinds.items() if kind == NAV} == followed
+
+
+def test_a_markdown_image_is_loaded_and_a_markdown_link_followed() -> None:
+    page = extract_markdown(b"![logo](http://b.test/i.png) and [a page](http://b.test/)\n")
+
+    assert [(link.url, link.kind) for link in page.links] == [
+        ("http://b.test/i.png", LOAD),
+        ("http://b.test/", NAV),
+    ]
+
+
+# ---- the report of a real check --------------------------------------------------------
+
+
+@pytest.fixture
+def plain() -> Iterator[sitesrv.TestSite]:
+    """The plain HTTP site: resources, and a page of its own that shows the same image."""
+    site = sitesrv.TestSite(
+        {
+            "/robots.txt": Page("", status=404),
+            "/logo.png": Page(b"png", content_type="image/png"),
+            "/app.js": Page("1", content_type="text/javascript"),
+            "/style.css": Page("p {}", content_type="text/css"),
+            "/frame.html": Page(html("<p>frame</p>")),
+            "/clip.mp4": Page(b"mp4", content_type="video/mp4"),
+            "/sound.ogg": Page(b"ogg", content_type="audio/ogg"),
+            "/about.html": Page(html("<p>about</p>")),
+        }
+    )
+    site.pages["/page.html"] = Page(html("<p>plain</p>", f'<img src="{site.url("/logo.png")}">'))
+    site.start()
+    yield site
+    site.stop()
+
+
+@pytest.fixture
+def secure(ca: trustme.CA, plain: sitesrv.TestSite) -> Iterator[sitesrv.TestSite]:
+    """The HTTPS site whose home page loads the plain site's resources."""
+    p = plain.url
+    site = sitesrv.TestSite(
+        {
+            "/robots.txt": Page("", status=404),
+            "/": Page(
+                html(
+                    "<!doctype html><html><head>",
+                    f'<link rel="stylesheet" href="{p("/style.css")}">',
+                    f'<script src="{p("/app.js")}"></script>',
+                    "</head><body>",
+                    f'<img src="{p("/logo.png")}" alt="logo">',
+                    f'<iframe src="{p("/frame.html")}"></iframe>',
+                    f'<video controls><source src="{p("/clip.mp4")}"></video>',
+                    f'<audio src="{p("/sound.ogg")}"></audio>',
+                    f'<a href="{p("/about.html")}">about us</a>',
+                    '<img src="/own.png">',
+                    f'<img src="{p("/logo.png")}" alt="again">',
+                    "</body></html>",
+                )
+            ),
+            "/own.png": Page(b"png", content_type="image/png"),
+        },
+        "127.0.0.1",
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    site._server.socket = context.wrap_socket(
+        site._server.socket, server_side=True, do_handshake_on_connect=False
+    )
+    site.base = site.base.replace("http://", "https://")
+    site.start()
+    yield site
+    site.stop()
+
+
+def mixed(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["url"]: e for e in report["urls"] if e["reason"] == "mixed-content"}
+
+
+def test_an_https_page_loading_http_resources_is_warned_of_with_pages_and_lines(
+    run: Runner, secure: sitesrv.TestSite, plain: sitesrv.TestSite, trusting: dict[str, str]
+) -> None:
+    home = secure.url("/")
+    code, report = run.check_json(home, plain.url("/page.html"), env=trusting)
+
+    assert code == 0, report  # warnings, as warnings go
+    lines = {
+        "/style.css": [2],
+        "/app.js": [3],
+        "/logo.png": [5, 11],  # not the plain page that shows it too
+        "/frame.html": [6],
+        "/clip.mp4": [7],
+        "/sound.ogg": [8],
+    }
+    warned = mixed(report)
+    assert set(warned) == {plain.url(path) for path in lines}
+    for path, numbers in lines.items():
+        entry = warned[plain.url(path)]
+        assert (entry["state"], entry["error"]) == ("warning", "mixed content")
+        assert entry["http_status"] == 200 and entry["last_good"] is not None
+        assert entry["referrers"] == [{"url": home, "line": n} for n in numbers]
+    states = {e["url"]: e["state"] for e in report["urls"]}
+    assert states[plain.url("/about.html")] == "ok"  # a link, not loaded
+    assert states[secure.url("/own.png")] == "ok"
+    assert states[plain.url("/page.html")] == "ok"
+    assert report["summary"]["warnings"] == len(lines)
+
+    text = run("report", "--db", run.db)
+    assert text.returncode == 0, text.stderr
+    said = text.stdout
+    logo = said.index(plain.url("/logo.png"))
+    block = said[logo : logo + 400]
+    assert "warning: mixed content" in block
+    assert "lines 5, 11" in block
+    assert "6 warnings" in said
+    assert "kind: mixed-content" not in said  # the words say what it is
+
+
+def test_mixed_content_fails_the_check_with_fail_on_warning(
+    run: Runner, secure: sitesrv.TestSite, trusting: dict[str, str]
+) -> None:
+    proc = run.check(secure.url("/"), "--fail-on", "warning", env=trusting)
+
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.count("warning: mixed content") == 6
+
+
+def test_an_http_page_loading_http_resources_is_no_mixed_content(
+    run: Runner, plain: sitesrv.TestSite
+) -> None:
+    code, report = run.check_json(plain.url("/page.html"))
+
+    assert code == 0, report
+    assert mixed(report) == {}
+    assert {e["state"] for e in report["urls"]} == {"ok"}
+    assert report["summary"]["warnings"] == 0
+
+
+@pytest.mark.backends
+def test_each_backend_keeps_the_kind_of_each_link(db: str) -> None:
+    """Written with the page's links, read back for the report, on SQLite and PostgreSQL."""
+    page, image, other = "https://a.test/", "http://b.test/i.png", "http://b.test/x"
+    store = open_store(db, crawl=True)
+    try:
+        info = store.begin_pass([page], 1_700_000_000.0)
+        store.seed(info.id, [(page, Action.PARSE)], 1_700_000_000.0)
+        [task] = store.claim(info.id, 10, 1_700_000_000.0, (), 60.0)
+        links = [
+            Discovered(image, 4, Action.CHECK, kind=LOAD),
+            Discovered(other, 5, Action.CHECK),
+            Discovered(image, 9, Action.CHECK, kind=NAV),
+        ]
+        store.complete(
+            info.id,
+            [Outcome(task.url_id, Action.PARSE, State.OK, http_status=200, links=links)],
+            1_700_000_001.0,
+        )
+        for target in store.claim(info.id, 10, 1_700_000_002.0, (), 60.0):
+            done = Outcome(target.url_id, Action.CHECK, State.OK, http_status=200)
+            store.complete(info.id, [done], 1_700_000_003.0)
+        store.end_run(info.id, 3.0, 1_700_000_004.0, True, None)
+        report = build_report(store)
+        [warned] = report.warnings
+        assert (warned.url, warned.reason, warned.referrers) == (
+            image,
+            Reason.MIXED_CONTENT,
+            [(page, 4)],
+        )
+        assert [e.state for e in report.entries if e.url == other] == [State.OK]
+        assert report.summary.warnings == 1
+    finally:
+        store.close()
+    assert sorted(memory_rows(db, "SELECT line, kind FROM links")) == [
+        (4, LOAD),
+        (5, NAV),
+        (9, NAV),
+    ]
