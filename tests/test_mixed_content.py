@@ -208,6 +208,10 @@ def test_an_https_page_loading_http_resources_is_warned_of_with_pages_and_lines(
     assert "lines 5, 11" in block
     assert "6 warnings" in said
     assert "kind: mixed-content" not in said  # the words say what it is
+    for fmt in ("markdown", "junit", "sarif", "csv", "html"):
+        shown = run("report", "--db", run.db, "--format", fmt)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.count("mixed content") >= len(lines), fmt
 
 
 def test_mixed_content_fails_the_check_with_fail_on_warning(
@@ -217,6 +221,22 @@ def test_mixed_content_fails_the_check_with_fail_on_warning(
 
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.count("warning: mixed content") == 6
+
+
+def test_a_second_pass_over_unchanged_pages_warns_of_the_same_mixed_content(
+    run: Runner, secure: sitesrv.TestSite, trusting: dict[str, str]
+) -> None:
+    """The page answers 304 the second time: the kinds of its links are the memory's."""
+    home = secure.url("/")
+    code, first = run.check_json(home, env=trusting)
+    secure.clear()
+
+    code, second = run.check_json(home, env=trusting)
+
+    assert code == 0, second
+    assert [h.status for h in secure.requests() if h.path == "/"] == [304]
+    assert set(mixed(second)) == set(mixed(first)) and len(mixed(second)) == 6
+    assert {e["new"] for e in mixed(second).values()} == {False}
 
 
 def test_an_http_page_loading_http_resources_is_no_mixed_content(
