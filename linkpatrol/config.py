@@ -166,6 +166,7 @@ class SiteSettings:
     render_timeout: float = 10.0  # for a page to settle in the browser
     browser: str | None = None  # the Chromium to drive (None: looked up on the PATH)
     soft_404: Soft404Mode = Soft404Mode.SITE  # whose good answers are compared with a probe's
+    require_https: bool = False  # a good http: URL whose host serves https: is a warning
     site_tables: tuple[SiteTable, ...] = ()
     no_private: bool = False
     proxy: str | None = None  # None: the environment's; "": none
@@ -672,6 +673,7 @@ def rule_options(settings: SiteSettings) -> RuleOptions:
         robots_off=tuple(t.prefix for t in settings.site_tables if not t.robots),
         cert_expiry=settings.cert_expiry,
         soft_404=settings.soft_404,
+        require_https=settings.require_https,
     )
 
 

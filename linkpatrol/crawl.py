@@ -21,15 +21,18 @@ from linkpatrol.config import SiteSettings, report_options, rule_options
 from linkpatrol.curlfetch import make_fetcher
 from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
-from linkpatrol.model import ConfigError, Probe, Task
+from linkpatrol.model import ConfigError, Outcome, Probe, State, Task
 from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.parsepool import ParsePool
 from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
 from linkpatrol.render import Renderer, find_browser, wanted
 from linkpatrol.rules import (
+    HTTPS_KEPT,
     MAX_REDIRECT_HOPS,
     folder_of,
+    https_available,
+    https_counterpart,
     may_be_soft_404,
     obeys_robots,
     probe_due,
@@ -123,6 +126,8 @@ class Crawl:
         self._unstarted = 0
         self._budget_spent = False
         self._running: asyncio.AbstractEventLoop | None = None
+        # --require-https: whether each http: origin serves https:, asked once a run
+        self._https_asked: dict[str, asyncio.Task[bool]] = {}
 
     # ---- plumbing ------------------------------------------------------------
 
@@ -463,6 +468,29 @@ class Crawl:
         requests = await self.downloader.load_robots(slot, obey, remembered, keep)
         self.pipeline.extra_requests += requests
 
+    async def _https_available(self, task: Task, slot: Slot, outcome: Outcome) -> None:
+        """A good http: URL whose host serves https: too is a warning (--require-https)."""
+        counterpart = https_counterpart(task.url)
+        if counterpart is None:
+            return
+        asked = self._https_asked.get(task.origin)
+        if asked is None:
+            asked = self._loop_now().create_task(self._ask_https(slot, task.origin, counterpart))
+            self._https_asked[task.origin] = asked
+        verdict = https_available(outcome.state, task.url, await asyncio.shield(asked))
+        if verdict is not None:
+            outcome.state, outcome.reason, outcome.error = verdict
+
+    async def _ask_https(self, slot: Slot, origin: str, counterpart: str) -> bool:
+        """Whether the http: origin serves https:: from the memory while fresh, else asked
+        with the https: counterpart of its first URL checked, and kept."""
+        served = await self._call(self.store.https_served, origin, time.time() - HTTPS_KEPT)
+        if served is None:
+            served, requests = await self.downloader.ask_https(slot, counterpart)
+            self.pipeline.extra_requests += requests
+            await self._call(self.store.save_https_served, origin, served, time.time())
+        return served
+
     async def _work(self, task: Task, slot: Slot, load: int) -> None:
         self._unstarted -= 1  # the fetch below counts its request before it first yields
         probe: Probe | None = None
@@ -484,6 +512,8 @@ class Crawl:
             self.scheduler.again(slot, task)
             return
         outcome = await self.spider.judge(task, task.action, response, probe)
+        if self.rules.require_https and outcome.state is State.OK:
+            await self._https_available(task, slot, outcome)
         if fetched.limited is not None and outcome.error is not None:
             outcome.error = f"{outcome.error}: {fetched.limited}"
         pause = self.settings.second_look

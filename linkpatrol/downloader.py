@@ -32,6 +32,7 @@ from linkpatrol.rules import (
     NO_PACE,
     HostPace,
     RuleOptions,
+    answers_over_https,
     get_after_head,
     host_pace,
     plan,
@@ -371,6 +372,18 @@ class Downloader:
             return requests
         finally:
             slot.robots_pending = False
+
+    async def ask_https(self, slot: Slot, counterpart: str) -> tuple[bool, int]:
+        """Whether the host serves ``counterpart``, the https: URL of one of its http:
+        URLs (--require-https); the requests it took. It holds one of the host's slots,
+        as robots.txt does: the same server answers it."""
+        self.observer.requesting("GET", counterpart, "https: counterpart")
+        slot.active += 1
+        try:
+            response = await self.fetcher.fetch("GET", counterpart)
+        finally:
+            slot.active -= 1
+        return answers_over_https(response.status), response.attempts
 
     @staticmethod
     def robots_verdict(slot: Slot, task: Task) -> Outcome | None:

@@ -65,6 +65,7 @@ class Reason(enum.StrEnum):
     RENDER = "render"  # the page could not be rendered in the browser within the limits
     SOFT_404 = "soft-404"  # a good answer that looks like its folder's answer to a made-up name
     MIXED_CONTENT = "mixed-content"  # loaded over http: by an https: page
+    HTTPS_AVAILABLE = "https-available"  # a good http: URL whose host serves it over https:
 
 
 # members by value, for reading the memory's rows: a dictionary look-up, where calling the

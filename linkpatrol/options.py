@@ -869,6 +869,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DAYS",
     ),
     Option(
+        ("--require-https",),
+        "warn of each good http: URL whose host serves it over https: too (one request "
+        "a host, remembered)",
+        field="require_https",
+        kind=Kind.FLAG,
+    ),
+    Option(
         ("--proxy",),
         "proxy for every request, instead of http_proxy, https_proxy, all_proxy: "
         f"scheme://[USER@]HOST:PORT, the password in {PASSWORD_VARIABLE} "

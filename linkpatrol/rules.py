@@ -57,6 +57,7 @@ class RuleOptions:
     robots_off: tuple[str, ...] = ()  # prefixes of [[site]] tables with robots = false
     cert_expiry: int = 14  # days ahead a host's certificate ending is warned of (0: never)
     soft_404: Soft404Mode = Soft404Mode.SITE  # whose good answers are compared with a probe's
+    require_https: bool = False  # a good http: URL whose host serves https: is a warning
 
 
 class Verdict(NamedTuple):
@@ -429,6 +430,35 @@ def loaded_insecurely(state: State) -> Verdict | None:
     return None
 
 
+HTTPS_AVAILABLE = "HTTPS available"
+# how long a host's answer over https: is trusted before it is asked again
+HTTPS_KEPT = 7 * 86400.0
+
+
+def https_counterpart(url: str) -> str | None:
+    """The https: URL of a canonical http: one, as browsers upgrade it: the scheme
+    changes and an explicit port stays (port 80, the default, is 443 then); None for any
+    other URL."""
+    if url[:7].lower() != "http://":
+        return None
+    return "https" + url[4:]
+
+
+def answers_over_https(status: int | None) -> bool:
+    """Whether the https: counterpart's answer shows the host serves it: 2xx or 3xx (a
+    redirect to a login page is served too); nothing, an error or a TLS failure is not."""
+    return status is not None and 200 <= status < 400
+
+
+def https_available(state: State, url: str, served: bool | None) -> Verdict | None:
+    """With --require-https, a good http: URL whose host serves its https: counterpart
+    (``served``, asked once a host) is a warning: the link should say https:. Any other
+    verdict stands."""
+    if state is not State.OK or not served or https_counterpart(url) is None:
+        return None
+    return Verdict(State.WARNING, Reason.HTTPS_AVAILABLE, HTTPS_AVAILABLE)
+
+
 def parse_failed(message: str) -> Verdict:
     """A page its parse workers could not read within the limits."""
     return Verdict(State.BROKEN, Reason.PARSE_ERROR, message)
@@ -674,6 +704,10 @@ class Standing(NamedTuple):
     changed: bool  # a change of verdict, kept in its history
 
 
+# warnings given to good answers: the URL answered well all the same
+_GOOD_ANSWERS = frozenset((Reason.CERT_EXPIRY, Reason.HTTPS_AVAILABLE))
+
+
 def standing(
     before: State | None,
     status_before: int | None,
@@ -688,7 +722,7 @@ def standing(
     the moment it started failing; a new verdict, or a broken one with another status, is a
     change for its history. A warning of its host's certificate (``reason``) is a good
     answer all the same: a page broken later was good until then."""
-    if after is State.OK or after is State.REDIRECT or reason is Reason.CERT_EXPIRY:
+    if after is State.OK or after is State.REDIRECT or reason in _GOOD_ANSWERS:
         last_good = now
     failing_since = (failing_since or now) if after is State.BROKEN else None
     changed = before is not after or (after is State.BROKEN and status_before != status)

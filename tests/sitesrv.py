@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import socket
+import ssl
 import threading
 import time
 from collections import Counter
@@ -145,6 +146,26 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     site: TestSite
+    tls_too: ssl.SSLContext | None = None  # TLS on the same port, for clients that start it
+    tls_connections = 0
+
+    def get_request(self) -> tuple[Any, Any]:
+        """A connection that starts with a TLS handshake is served over TLS (when
+        ``tls_too``), any other as plain HTTP: one port, both schemes."""
+        conn, address = super().get_request()
+        if self.tls_too is not None:
+            conn.settimeout(5)
+            try:
+                first = conn.recv(1, socket.MSG_PEEK)
+            except OSError:
+                first = b""
+            conn.settimeout(None)
+            if first == b"\x16":  # a TLS record of the handshake
+                self.tls_connections += 1
+                conn = self.tls_too.wrap_socket(
+                    conn, server_side=True, do_handshake_on_connect=False
+                )
+        return conn, address
 
 
 class TestSite:
@@ -182,6 +203,14 @@ class TestSite:
 
     def url(self, path: str) -> str:
         return self.base + path
+
+    def serve_tls_too(self, context: ssl.SSLContext) -> None:
+        """Answer https: on this port too, with this context (start it after)."""
+        self._server.tls_too = context
+
+    @property
+    def tls_connections(self) -> int:
+        return self._server.tls_connections
 
     def lookup(self, path: str) -> Page | Handler | None:
         return self.pages.get(path)

@@ -1,9 +1,11 @@
 """Mixed content: an https: page that loads an http: image, script, stylesheet, frame or
-media is warned of, naming the page and line; a plain link to http: is not.
+media is warned of, naming the page and line; a plain link to http: is not. And with
+--require-https, a good http: URL whose host serves https: too.
 
 An HTTPS site on loopback (its certificate signed by a throw-away CA the check trusts
 through SSL_CERT_FILE) embeds resources of a plain HTTP site, which also has a page of
-its own embedding the same image.
+its own embedding the same image. For --require-https, a site answers both schemes on
+one port, as browsers upgrade a URL with a port of its own (the port stays).
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from linkpatrol.extract import extract_html
 from linkpatrol.markdown import extract_markdown
 from linkpatrol.model import Action, LinkKind, Outcome, Reason, State
 from linkpatrol.report import build_report
-from linkpatrol.rules import loaded_insecurely, mixed_content
+from linkpatrol.rules import (
+    answers_over_https,
+    https_available,
+    https_counterpart,
+    loaded_insecurely,
+    mixed_content,
+)
 from linkpatrol.store import Discovered, open_store
 from tests import sitesrv
 from tests.conftest import Runner, memory_rows
@@ -289,3 +297,124 @@ def test_each_backend_keeps_the_kind_of_each_link(db: str) -> None:
         (5, NAV),
         (9, NAV),
     ]
+
+
+# ---- --require-https -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "counterpart"),
+    [
+        ("http://a.test/x?q=1", "https://a.test/x?q=1"),  # port 80 becomes 443: both default
+        ("http://127.0.0.1:8080/x", "https://127.0.0.1:8080/x"),  # a port of its own stays
+        ("https://a.test/x", None),
+        ("ftp://a.test/x", None),
+        ("mailto:m@a.test", None),
+    ],
+)
+def test_the_https_counterpart_of_an_http_url_is_as_browsers_upgrade_it(
+    url: str, counterpart: str | None
+) -> None:
+    assert https_counterpart(url) == counterpart
+
+
+@pytest.mark.parametrize(
+    ("status", "served"),
+    [
+        *((status, True) for status in (200, 204, 301, 304)),
+        *((status, False) for status in (None, 199, 403, 404, 500)),
+    ],
+)
+def test_a_host_serves_https_when_the_counterpart_answers_2xx_or_3xx(
+    status: int | None, served: bool
+) -> None:
+    assert answers_over_https(status) is served
+
+
+@pytest.mark.parametrize(
+    ("state", "url", "served", "warned"),
+    [
+        (State.OK, "http://a.test/x", True, True),
+        (State.OK, "http://a.test/x", False, False),
+        (State.OK, "http://a.test/x", None, False),  # not known: nothing to say
+        (State.OK, "https://a.test/x", True, False),
+        (State.BROKEN, "http://a.test/x", True, False),  # its own verdict says more
+        (State.REDIRECT, "http://a.test/x", True, False),
+    ],
+)
+def test_a_good_http_url_of_a_host_serving_https_is_a_warning(
+    state: State, url: str, served: bool | None, warned: bool
+) -> None:
+    verdict = https_available(state, url, served)
+    if warned:
+        assert verdict == (State.WARNING, Reason.HTTPS_AVAILABLE, "HTTPS available")
+    else:
+        assert verdict is None
+
+
+@pytest.fixture
+def both(ca: trustme.CA) -> Iterator[sitesrv.TestSite]:
+    """A site that answers http: and https: on one port, and links to a plain one."""
+    site = sitesrv.TestSite({"/robots.txt": Page("", status=404)})
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    site.serve_tls_too(context)
+    site.start()
+    yield site
+    site.stop()
+
+
+def test_require_https_warns_of_http_urls_whose_host_serves_https_asking_once_a_host(
+    run: Runner, both: sitesrv.TestSite, plain: sitesrv.TestSite, trusting: dict[str, str]
+) -> None:
+    both.pages["/"] = Page(
+        html(
+            '<a href="/doc.html">doc</a>',
+            '<img src="/logo.png">',
+            f'<a href="{plain.url("/about.html")}">only http</a>',
+        )
+    )
+    both.pages["/doc.html"] = Page(html("<p>doc</p>"))
+    both.pages["/logo.png"] = Page(b"png", content_type="image/png")
+    home = both.url("/")
+    own = {home, both.url("/doc.html"), both.url("/logo.png")}
+
+    code, unasked = run.check_json(home, env=trusting)
+    assert code == 0, unasked
+    assert {e["state"] for e in unasked["urls"]} == {"ok"}
+    assert both.tls_connections == 0  # nothing asked without the option
+
+    code, report = run.check_json(home, "--require-https", env=trusting)
+
+    assert code == 0, report  # warnings, as warnings go
+    warned = {e["url"]: e for e in report["urls"] if e["reason"] == "https-available"}
+    assert set(warned) == own
+    assert {(e["state"], e["error"]) for e in warned.values()} == {("warning", "HTTPS available")}
+    assert all(e["last_good"] is not None for e in warned.values())  # good answers all the same
+    states = {e["url"]: e["state"] for e in report["urls"]}
+    assert states[plain.url("/about.html")] == "ok"  # its host has no https:
+    assert report["summary"]["warnings"] == 3
+    assert both.tls_connections == 1  # one request for the host's three URLs
+    assert run.check(home, "--require-https", "--fail-on", "warning", env=trusting).returncode == 1
+
+    code, again = run.check_json(home, "--require-https", env=trusting)
+
+    assert code == 0, again
+    assert {e["url"] for e in again["urls"] if e["reason"] == "https-available"} == own
+    assert both.tls_connections == 1  # the memory's answer: not asked again
+
+
+@pytest.mark.backends
+def test_each_backend_remembers_which_hosts_serve_https(db: str) -> None:
+    store = open_store(db, crawl=True)
+    try:
+        assert store.https_served("http://a.test", 0.0) is None
+        store.save_https_served("http://a.test", True, 1_700_000_000.0)
+        store.save_https_served("http://b.test", True, 1_700_000_000.0)
+        store.save_https_served("http://b.test", False, 1_700_000_100.0)  # asked again
+
+        assert store.https_served("http://a.test", 1_699_999_999.0) is True
+        assert store.https_served("http://a.test", 1_700_000_001.0) is None  # too old
+        assert store.https_served("http://b.test", 0.0) is False
+    finally:
+        store.close()

@@ -133,8 +133,9 @@ SCHEMA_6 = (
 
 
 def back_to_schema_12(db: str) -> None:
-    """A memory as schema 12 had it: its links of no kind."""
+    """A memory as schema 12 had it: its links of no kind, no https: hosts."""
     memory_write(db, "ALTER TABLE links DROP COLUMN kind")
+    memory_write(db, "DROP TABLE https_hosts")
 
 
 def back_to_schema_11(db: str) -> None:
@@ -522,6 +523,7 @@ def test_a_schema_12_memory_reads_its_https_pages_again_for_the_kinds_of_their_l
         (str(SCHEMA_VERSION),)
     ]
     assert memory_rows(db, "SELECT line, kind FROM links") == [(3, None), (3, None)]
+    assert memory_rows(db, "SELECT count(*) FROM https_hosts") == [(0,)]
     assert sorted(memory_rows(db, "SELECT url, etag FROM urls WHERE etag IS NOT NULL")) == [
         ("http://b.test/", '"v1"')
     ]

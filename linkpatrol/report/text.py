@@ -15,7 +15,13 @@ PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report 
 # reasons the verdict's own words already give ("HTTP 404", "missing anchor", "certificate
 # of example.org expires")
 SAID_IN_WORDS = frozenset(
-    (Reason.HTTP_STATUS, Reason.MISSING_ANCHOR, Reason.CERT_EXPIRY, Reason.MIXED_CONTENT)
+    {
+        Reason.HTTP_STATUS,
+        Reason.MISSING_ANCHOR,
+        Reason.CERT_EXPIRY,
+        Reason.MIXED_CONTENT,
+        Reason.HTTPS_AVAILABLE,
+    }
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 

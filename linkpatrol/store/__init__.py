@@ -383,6 +383,13 @@ class CrawlMemory(Frontier, Protocol):
         """Keep how a folder answered a name that cannot exist, replacing what was kept."""
         ...
 
+    def https_served(self, origin: str, since: float) -> bool | None:
+        """Whether the http: ``origin`` served its https: counterpart when last asked, if
+        that was after ``since`` (None: not asked since)."""
+        ...
+
+    def save_https_served(self, origin: str, served: bool, at: float) -> None: ...
+
     def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
         """Keep what plugins add to a pass's report (JSON-able), replacing what each
         of them added before."""

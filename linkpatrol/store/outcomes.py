@@ -325,6 +325,23 @@ class OutcomesPart(FrontierPart):
             origin_, RobotsState(state), status, body, fetched_at, error, REASONS.get(reason or "")
         )
 
+    def https_served(self, origin: str, since: float) -> bool | None:
+        with self._read() as s:
+            row = s.execute(
+                "SELECT served FROM https_hosts WHERE origin = ? AND asked_at >= ?",
+                (origin, since),
+            ).fetchone()
+        return None if row is None else bool(row[0])
+
+    def save_https_served(self, origin: str, served: bool, at: float) -> None:
+        with self._tx() as s:
+            s.execute(
+                "INSERT INTO https_hosts(origin, served, asked_at) VALUES(?, ?, ?) "
+                "ON CONFLICT(origin) DO UPDATE SET served = excluded.served, "
+                "asked_at = excluded.asked_at",
+                (origin, int(served), at),
+            )
+
     def save_site(self, record: SiteRecord) -> None:
         with self._tx() as s:
             s.execute(

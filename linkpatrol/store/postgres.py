@@ -645,6 +645,12 @@ class PostgresStore(SqlStore):
     def save_probe(self, probe: Probe) -> None:
         self._ride_out(functools.partial(SqlStore.save_probe, self, probe))
 
+    def https_served(self, origin: str, since: float) -> bool | None:
+        return self._ride_out(functools.partial(SqlStore.https_served, self, origin, since))
+
+    def save_https_served(self, origin: str, served: bool, at: float) -> None:
+        self._ride_out(functools.partial(SqlStore.save_https_served, self, origin, served, at))
+
     def extend_site(self, pass_id: int, prefixes: Sequence[str]) -> tuple[str, ...]:
         return self._ride_out(functools.partial(SqlStore.extend_site, self, pass_id, prefixes))
 

@@ -116,6 +116,7 @@ CREATE TABLE IF NOT EXISTS sites(
   reason TEXT
 );
 {probes};
+{https_hosts};
 CREATE TABLE IF NOT EXISTS history(
   url_id {int} NOT NULL,
   at {real} NOT NULL,
@@ -161,6 +162,13 @@ SEEN = """CREATE TABLE IF NOT EXISTS seen(
 ){without_rowid}"""
 SEEN_SETTLED = 1
 SEEN_LINKED = 2
+
+# Whether each http: origin served its https: counterpart when last asked (--require-https)
+HTTPS_HOSTS = """CREATE TABLE IF NOT EXISTS https_hosts(
+  origin TEXT PRIMARY KEY,
+  served {int} NOT NULL,
+  asked_at {real} NOT NULL
+)"""
 
 # What is due in each unfinished pass (several start sets may each have one)
 FRONTIER = """CREATE TABLE IF NOT EXISTS {name}(
@@ -278,6 +286,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     13: (
         # whether a link is followed or loaded into its page (a LinkKind; NULL: not known)
         "ALTER TABLE links ADD COLUMN kind {int}",
+        HTTPS_HOSTS,
         # the https: pages read so far kept their links without it: without validators
         # they are read again, whole, by the next crawl, and their mixed content is seen
         "UPDATE urls SET etag = NULL, last_modified = NULL WHERE url LIKE 'https:%' "
@@ -348,6 +357,7 @@ class Dialect:
             links_by_target=LINKS_BY_TARGET,
             frontier_pick=FRONTIER_PICK,
             seen=self._format(SEEN),
+            https_hosts=self._format(HTTPS_HOSTS),
             frontier=self._format(FRONTIER.replace("{name}", "frontier")),
             probes=self._format(PROBES),
         )
