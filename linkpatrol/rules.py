@@ -720,8 +720,9 @@ def standing(
 ) -> Standing:
     """A URL checked now: good (ok, or a redirect) makes it last good now; broken keeps
     the moment it started failing; a new verdict, or a broken one with another status, is a
-    change for its history. A warning of its host's certificate (``reason``) is a good
-    answer all the same: a page broken later was good until then."""
+    change for its history. A warning of its host's certificate, or of the https: its
+    host serves (``reason``), is a good answer all the same: a page broken later was good
+    until then."""
     if after is State.OK or after is State.REDIRECT or reason in _GOOD_ANSWERS:
         last_good = now
     failing_since = (failing_since or now) if after is State.BROKEN else None
