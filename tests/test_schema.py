@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from linkpatrol.model import Action, AnchorMode, ReportOptions, State
-from linkpatrol.store import Discovered, Outcome, open_store
+from linkpatrol.store import ArchiveAnswer, Archived, Discovered, Outcome, open_store
 from linkpatrol.store.sql import SCHEMA_VERSION
 from tests.conftest import (
     Runner,
@@ -132,8 +132,18 @@ SCHEMA_6 = (
 )
 
 
+ARCHIVE_COLUMNS = ("archive_for", "archive_asked", "archive_url", "archive_at")
+
+
+def back_to_schema_13(db: str) -> None:
+    """A memory as schema 13 had it: no copies in the web archive."""
+    for column in ARCHIVE_COLUMNS:
+        memory_write(db, f"ALTER TABLE urls DROP COLUMN {column}")
+
+
 def back_to_schema_12(db: str) -> None:
     """A memory as schema 12 had it: its links of no kind, no https: hosts."""
+    back_to_schema_13(db)
     memory_write(db, "ALTER TABLE links DROP COLUMN kind")
     memory_write(db, "DROP TABLE https_hosts")
 
@@ -526,4 +536,34 @@ def test_a_schema_12_memory_reads_its_https_pages_again_for_the_kinds_of_their_l
     assert memory_rows(db, "SELECT count(*) FROM https_hosts") == [(0,)]
     assert sorted(memory_rows(db, "SELECT url, etag FROM urls WHERE etag IS NOT NULL")) == [
         ("http://b.test/", '"v1"')
+    ]
+
+
+def test_a_schema_13_memory_keeps_the_web_archive_s_copies_once_brought_forward(
+    run: Runner, serve: Serve, db: str
+) -> None:
+    """Schema 14 keeps with a broken URL its copy in the web archive; an older memory's
+    broken URLs have none, until the archive is asked."""
+    site = serve({"/": Page('<a href="/a">a</a>'), "/a": Page("a")})
+    assert run.check(site.url("/")).returncode == 0
+    site.pages["/a"] = Page("gone", status=404)
+    assert run.check(site.url("/")).returncode == 1
+    back_to_schema_13(db)
+    memory_write(db, "UPDATE meta SET value = '13' WHERE key = 'schema_version'")
+
+    store = open_store(db, crawl=True)
+    try:
+        latest = store.latest_pass()
+        assert latest is not None
+        (due,) = store.archive_due(latest.id, 0.0)
+        assert due.url == site.url("/a") and due.archived is None
+        copy = Archived("http://web.archive.org/web/20260302120000/a", 1_772_452_800.0)
+        assert due.last_good is not None
+        store.save_archived([ArchiveAnswer(due.id, due.last_good, copy)], 1_800_000_000.0)
+        assert store.archive_due(latest.id, 0.0) == []
+        assert store.archived_copies(latest.id) == {site.url("/a"): copy}
+    finally:
+        store.close()
+    assert memory_rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)
     ]

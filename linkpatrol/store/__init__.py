@@ -136,6 +136,21 @@ class SiteRecord:
     reason: Reason | None = None  # why it could not be fetched, when it could not
 
 
+class Archived(NamedTuple):
+    """A copy of a broken URL in a web archive, taken while it was still good."""
+
+    url: str  # the copy's own address
+    at: float  # when it was taken
+
+
+class ArchiveAnswer(NamedTuple):
+    """What the web archive answered for one broken URL, asked about its last-good moment."""
+
+    url_id: int
+    last_good: float  # the moment asked about
+    copy: Archived | None  # None: no copy from before the URL broke
+
+
 @dataclass(slots=True)
 class UrlRecord:
     """One URL of a pass as the report sees it (not frozen, for the same reason as Task:
@@ -160,6 +175,8 @@ class UrlRecord:
     reason: Reason | None = None
     second_look: bool = False  # it failed transiently, and was asked again at the pass's end
     pass_id: int | None = None  # the latest pass it was seen in (read for one URL alone)
+    # broken: its copy in the web archive from before it broke, kept for its last-good moment
+    archived: Archived | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,6 +412,16 @@ class CrawlMemory(Frontier, Protocol):
         of them added before."""
         ...
 
+    def archive_due(self, pass_id: int, none_before: float) -> list[UrlRecord]:
+        """The pass's broken URLs, once good, that the web archive was not asked about for
+        their last-good moment, or that it had no copy of when asked before
+        ``none_before``: in discovery order, without referrers."""
+        ...
+
+    def save_archived(self, answers: Sequence[ArchiveAnswer], now: float) -> None:
+        """Keep the web archive's answers, asked ``now``."""
+        ...
+
 
 class ReadMemory(Protocol):
     """What a reader reads of the memory: the reports, the status, a URL's history, the
@@ -480,6 +507,11 @@ class ReadMemory(Protocol):
         """The crawlers at work now, the oldest first."""
         ...
 
+    def archived_copies(self, pass_id: int) -> dict[str, Archived]:
+        """The pass's broken URLs with a copy in the web archive from before they broke,
+        each with that copy."""
+        ...
+
     def pending(self, pass_id: int) -> int: ...
 
     def close(self) -> None: ...
@@ -522,6 +554,8 @@ def read_memory(location: str, query: Callable[[Store], R]) -> R:
 
 __all__ = [
     "Anchors",
+    "ArchiveAnswer",
+    "Archived",
     "Change",
     "CrawlMemory",
     "CrewPlace",

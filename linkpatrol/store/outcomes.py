@@ -11,7 +11,7 @@ from typing import Any
 
 from linkpatrol.model import REASONS, STATES, Look, Probe, Reason, RobotsState, State
 from linkpatrol.rules import standing
-from linkpatrol.store import Discovered, Earlier, Outcome, SiteRecord
+from linkpatrol.store import ArchiveAnswer, Discovered, Earlier, Outcome, SiteRecord
 from linkpatrol.store.frontier import FrontierPart, _origin_of
 from linkpatrol.store.schema import SEEN_LINKED, SEEN_SETTLED, Session, anchors_text
 
@@ -444,6 +444,23 @@ class OutcomesPart(FrontierPart):
         kept = json.dumps(earlier.as_dict(), ensure_ascii=False)
         with self._tx() as s:
             s.execute("UPDATE passes SET baseline = ? WHERE id = ?", (kept, pass_id))
+
+    def save_archived(self, answers: Sequence[ArchiveAnswer], now: float) -> None:
+        with self._tx() as s:
+            s.executemany(
+                "UPDATE urls SET archive_for = ?, archive_asked = ?, archive_url = ?, "
+                "archive_at = ? WHERE id = ?",
+                [
+                    (
+                        a.last_good,
+                        now,
+                        None if a.copy is None else a.copy.url,
+                        None if a.copy is None else a.copy.at,
+                        a.url_id,
+                    )
+                    for a in answers
+                ],
+            )
 
     def save_plugin_fields(self, pass_id: int, fields: Mapping[str, Mapping[str, Any]]) -> None:
         with self._tx() as s:

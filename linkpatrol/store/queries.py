@@ -12,6 +12,7 @@ from linkpatrol.rules import INSECURE_LOAD, PERMANENT_REDIRECTS, SECURE_PAGE
 from linkpatrol.rules import MAX_REDIRECT_HOPS as MAX_HOPS
 from linkpatrol.store import (
     Anchors,
+    Archived,
     Change,
     Earlier,
     MovedLink,
@@ -29,15 +30,22 @@ from linkpatrol.store.schema import (
     anchors_of,
 )
 
+# a broken URL's copy in the web archive, kept for its present last-good moment (a URL
+# that was good since, and broke again, has none until the archive is asked again)
+_ARCHIVED = f"u.state = '{State.BROKEN.value}' AND u.archive_for = u.last_good"
+_ARCHIVED_COLUMNS = (
+    f"CASE WHEN {_ARCHIVED} THEN u.archive_url END, CASE WHEN {_ARCHIVED} THEN u.archive_at END"
+)
+
 
 def _url_columns(pass_id: str) -> str:
-    """A URL's columns (of ``u``), and whether it needed a second look in the pass
-    ``pass_id`` (a column or a value)."""
+    """A URL's columns (of ``u``), whether it needed a second look in the pass ``pass_id``
+    (a column or a value), and its copy in the web archive."""
     return (
         "u.id, u.url, u.action, u.state, u.http_status, u.error, u.content_type, u.base_url, "
         "u.redirect_to, u.last_checked, u.last_good, u.failing_since, u.last_modified, "
         "u.response_ms, u.first_seen, u.reason, "
-        f"CASE WHEN u.looked_again = {pass_id} THEN 1 ELSE 0 END"
+        f"CASE WHEN u.looked_again = {pass_id} THEN 1 ELSE 0 END, {_ARCHIVED_COLUMNS}"
     )
 
 
@@ -81,6 +89,7 @@ def _url_record(row: Sequence[Any], referrers: list[Referrer]) -> UrlRecord:
         first_seen=row[14],
         reason=REASONS[row[15]] if row[15] else None,
         second_look=bool(row[16]),
+        archived=None if row[17] is None else Archived(row[17], row[18]),
     )
 
 
@@ -212,6 +221,31 @@ class QueriesPart(CrewPart):
             return None
         named = json.loads(found[1])
         return Earlier({url: STATES[state] for url, state in named.items()}, pass_id=found[0])
+
+    # ---- copies in the web archive ------------------------------------------------------
+
+    def archive_due(self, pass_id: int, none_before: float) -> list[UrlRecord]:
+        with self._read() as s:
+            rows = s.execute(
+                f"SELECT {_url_columns('m.pass_id')} {_URLS_OF_PASS} AND u.state = ? "
+                "AND u.last_good IS NOT NULL AND (u.archive_for IS NULL "
+                "OR u.archive_for <> u.last_good "
+                "OR (u.archive_url IS NULL AND u.archive_asked < ?)) "
+                "ORDER BY m.url_id",
+                (pass_id, State.BROKEN.value, none_before),
+            ).fetchall()
+        return [_url_record(row, []) for row in rows]
+
+    def archived_copies(self, pass_id: int) -> dict[str, Archived]:
+        with self._read() as s:
+            return {
+                url: Archived(copy, at)
+                for url, copy, at in s.execute(
+                    f"SELECT u.url, {_ARCHIVED_COLUMNS} {_URLS_OF_PASS} AND {_ARCHIVED} "
+                    "AND u.archive_url IS NOT NULL ORDER BY m.url_id",
+                    (pass_id,),
+                )
+            }
 
     # ---- history and single URLs ------------------------------------------------------
 

@@ -23,7 +23,7 @@ from linkpatrol.model import State, StoreError
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # how each folder of a host answered a name that cannot exist (soft 404s)
 PROBES = """CREATE TABLE IF NOT EXISTS probes(
@@ -90,7 +90,11 @@ CREATE TABLE IF NOT EXISTS urls(
   anchors TEXT,
   reason TEXT,
   heading_ids TEXT,
-  looked_again {int}
+  looked_again {int},
+  archive_for {real},
+  archive_asked {real},
+  archive_url TEXT,
+  archive_at {real}
 );
 {seen};
 CREATE TABLE IF NOT EXISTS links(
@@ -291,6 +295,14 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         # they are read again, whole, by the next crawl, and their mixed content is seen
         "UPDATE urls SET etag = NULL, last_modified = NULL WHERE url LIKE 'https:%' "
         "AND id IN (SELECT src FROM links)",
+    ),
+    14: (
+        # a broken URL's copy in the web archive: the last-good moment it was asked for,
+        # when it was asked, and the copy found (none: NULL)
+        "ALTER TABLE urls ADD COLUMN archive_for {real}",
+        "ALTER TABLE urls ADD COLUMN archive_asked {real}",
+        "ALTER TABLE urls ADD COLUMN archive_url TEXT",
+        "ALTER TABLE urls ADD COLUMN archive_at {real}",
     ),
 }
 
