@@ -158,7 +158,24 @@ class Check:
         if self._stop_reason is not None:
             self._crawl.stop(self._stop_reason)
         self._result = await self._crawl.run()
+        if self.settings.archived and not self.settings.offline and self._stop_reason is None:
+            await self._find_archived(store, self._result.pass_info.id, observer)
         return self._result
+
+    async def _find_archived(self, store: Store, pass_id: int, observer: Observer) -> None:
+        """Copies in the web archive of the pass's broken links once good, before the
+        report shows them (--archived); a stop leaves the rest for the next run."""
+        from linkpatrol.archive import find_archived
+        from linkpatrol.curlfetch import make_fetcher
+
+        settings, transport = self.settings, self.transport
+
+        def connect() -> Fetcher:
+            return make_fetcher(settings) if transport is None else Fetcher(settings, transport)
+
+        await find_archived(
+            store, pass_id, settings, connect, observer, lambda: self._stop_reason is not None
+        )
 
     def finish(self, render: Render | None = None) -> CheckResult:
         """The crawl's report, as the settings ask for it: shown to ``render`` and to the

@@ -29,6 +29,7 @@ from linkpatrol.model import (
     Soft404Mode,
 )
 from linkpatrol.options import (
+    ARCHIVE_ENDPOINT,
     BY_KEY,
     DEFAULT_CONFIG,
     Converter,
@@ -175,6 +176,8 @@ class SiteSettings:
     offline: bool = False
     recurse: bool = True  # False: the start values' links are checked, nothing else parsed
     sitemap: tuple[str, ...] = ()
+    archived: bool = False  # broken links once good: their copy in the web archive
+    archive_endpoint: str = ARCHIVE_ENDPOINT
     mount: Mount | None = None  # the local root, set from the start values
     # the start values as the user gave them, for reports to name ("./public", "1,234
     # URLs from stdin"), set with the start URLs they became

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from linkpatrol import __version__
 from linkpatrol.model import (
@@ -28,6 +29,7 @@ from linkpatrol.proxies import PASSWORD_VARIABLE, proxy_option
 from linkpatrol.tls import format_host, parse_host
 
 DEFAULT_CONFIG = "linkpatrol.toml"
+ARCHIVE_ENDPOINT = "https://archive.org/wayback/available"  # the web archive's availability API
 
 # ---- values, as the file or the command line gives them --------------------------------
 # each converter raises ValueError with a readable reason
@@ -172,6 +174,15 @@ def regexes(value: Any) -> tuple[str, ...]:
         except re.error as exc:
             raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
     return found
+
+
+def web_address(value: Any) -> str:
+    """An http:// or https:// URL with a host."""
+    text = string(value).strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected an http:// or https:// URL, got {text!r}")
+    return text
 
 
 def any_of(patterns: tuple[str, ...]) -> str:
@@ -929,6 +940,20 @@ OPTIONS: tuple[Option, ...] = (
         path=PathKind.FILE,
     ),
     Option(
+        ("--archived",),
+        "find a copy in the web archive of each broken link that was once good, from "
+        "before it broke, and show it in the report",
+        field="archived",
+        kind=Kind.FLAG,
+    ),
+    Option(
+        ("--archive-endpoint",),
+        f"the web archive's availability API asked by --archived (default {ARCHIVE_ENDPOINT})",
+        field="archive_endpoint",
+        convert=web_address,
+        metavar="URL",
+    ),
+    Option(
         ("--force",),
         "replace the file if it exists",
         kind=Kind.FLAG,
@@ -947,6 +972,7 @@ def options_of(command: str) -> tuple[Option, ...]:
 
 
 __all__ = [
+    "ARCHIVE_ENDPOINT",
     "BY_KEY",
     "COMMANDS",
     "DEFAULT_CONFIG",
@@ -974,5 +1000,6 @@ __all__ = [
     "strings",
     "true_or_false",
     "values",
+    "web_address",
     "whole",
 ]

@@ -511,9 +511,9 @@ def test_reports_name_the_start_values_given_and_local_files_by_their_paths(
     assert "| `public/gone.html` |" in markdown and "file://" not in markdown
 
     rows = run.check(*common, "--format", "csv").stdout.splitlines()
-    assert rows[0].endswith(",path,referrer_path,new")
+    assert rows[0].endswith(",path,referrer_path,new,archived_url,archived_at")
     assert rows[1].startswith(root + "gone.html,") and rows[1].endswith(
-        ",public/gone.html,public/index.html,false"  # reported by the passes before too
+        ",public/gone.html,public/index.html,false,,"  # reported by the passes before too
     )
 
     junit = run.check(*common, "--format", "junit").stdout

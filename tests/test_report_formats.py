@@ -124,7 +124,7 @@ def test_csv_has_a_row_per_occurrence_with_quoting_and_iso_times(crawled: Crawle
     header = proc.stdout.splitlines()[0]
     assert header == (
         "url,state,http_status,error,referrer,line,first_failed,last_good,reason,path,"
-        "referrer_path,new"
+        "referrer_path,new,archived_url,archived_at"
     )
     expected = sum(max(1, len(e["referrers"])) for e in reported(crawled))
     assert len(rows) == expected

@@ -26,6 +26,7 @@ from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable, loaded_insecurely, mixed_content
 from linkpatrol.store import (
     Anchors,
+    Archived,
     Change,
     Earlier,
     Part,
@@ -71,6 +72,7 @@ class Entry:
     reason: Reason | None = None  # why it has its verdict (None when good)
     second_look: bool = False  # it failed transiently, and was asked again at the pass's end
     flips: int = 0  # its changes of verdict in the last FLAP_PASSES passes
+    archived: Archived | None = None  # broken: its copy in the web archive from before
 
     @property
     def flapping(self) -> bool:
@@ -588,7 +590,13 @@ def entry_of(
         response_ms=record.response_ms,
         reason=record.reason,
         second_look=record.second_look,
+        archived=record.archived,
     )
+
+
+def archived_words(archived: Archived) -> str:
+    """What every format says of a copy in the web archive, before its address."""
+    return f"archived copy from {moment(archived.at)[:10]}"
 
 
 def anchor_found(fragment: str, anchors: Anchors) -> bool:

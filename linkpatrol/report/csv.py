@@ -22,6 +22,8 @@ COLUMNS = (
     "path",  # a local file's path (of the link's target), the URL being the url's
     "referrer_path",
     "new",
+    "archived_url",  # a copy in the web archive from before the link broke (--archived)
+    "archived_at",
 )
 
 
@@ -37,6 +39,8 @@ def render_csv(report: Report) -> str:
         times = (iso(entry.failing_since) or "", iso(entry.last_good) or "", reason)
         path = local_path(entry.url) if entry.url.startswith("file://") else ""
         new = "true" if entry.new else "false"
+        copy = entry.archived
+        archived = ("", "") if copy is None else (copy.url, iso(copy.at) or "")
         refs: list[Referrer | None] = [*entry.referrers] or [None]
         for ref in refs:
             place = (
@@ -45,5 +49,6 @@ def render_csv(report: Report) -> str:
                 else (ref.url, "" if ref.line is None else line_label(ref.line))
             )
             holder = ref.url if ref is not None and ref.url.startswith("file://") else ""
-            writer.writerow((*fixed, *place, *times, path, holder and local_path(holder), new))
+            holder_path = holder and local_path(holder)
+            writer.writerow((*fixed, *place, *times, path, holder_path, new, *archived))
     return out.getvalue()

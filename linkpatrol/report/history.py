@@ -7,8 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from linkpatrol.model import StoreError, line_field, line_label
-from linkpatrol.report import FLAP_PASSES, Entry, Referrer, entry_of, flips, iso, moment
-from linkpatrol.report.json import change_dict
+from linkpatrol.report import (
+    FLAP_PASSES,
+    Entry,
+    Referrer,
+    archived_words,
+    entry_of,
+    flips,
+    iso,
+    moment,
+)
+from linkpatrol.report.json import archived_dict, change_dict
 from linkpatrol.report.text import clean, status_line
 from linkpatrol.store import Change, ReadMemory, UrlRecord
 from linkpatrol.urls import BadURL, canonical
@@ -49,6 +58,8 @@ def render_history_text(history: UrlHistory) -> str:
     r = history.record
     entry = history.entry
     out = [clean(r.url), f"  now: {clean(status_line(entry))}"]
+    if r.archived is not None:
+        out.append(f"  {archived_words(r.archived)}: {clean(r.archived.url)}")
     out.append(
         f"  first seen {moment(r.first_seen)}, last checked {moment(r.last_checked)}, "
         f"last good {moment(r.last_good)} (UTC)"
@@ -97,6 +108,7 @@ def history_dict(history: UrlHistory) -> dict[str, Any]:
         "last_good": iso(r.last_good),
         "failing_since": iso(r.failing_since),
         "response_ms": None if r.response_ms is None else round(r.response_ms, 1),
+        "archived": None if r.archived is None else archived_dict(r.archived),
         "changes": [change_dict(c) for c in history.changes],
         "referrers": [{"url": page, **line_field(line)} for page, line in r.referrers],
         "links": [{"url": link.url, **line_field(link.line)} for link in history.links],

@@ -49,6 +49,7 @@ from linkpatrol.report import (
     FLAP_PASSES,
     Entry,
     Report,
+    archived_words,
     iso,
     moment,
     recent_passes,
@@ -596,6 +597,9 @@ def _since_cell(entry: Entry) -> str:
         good = "never good"
     else:
         good = f"last good {_time(entry.last_good, day_only=True)}"
+    if entry.archived is not None:
+        copy = link(entry.archived.url, archived_words(entry.archived), "archived")
+        good += f" · {copy}"
     detail = f'<span class="detail">{good}</span>' if entry.state is State.BROKEN else ""
     return f'<td class="since" data-sort="{stamp}">{_time(since, day_only=True)}{detail}</td>'
 

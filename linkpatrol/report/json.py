@@ -19,7 +19,7 @@ from linkpatrol.report import (
     StoredEntries,
     iso,
 )
-from linkpatrol.store import Change, Part, open_store
+from linkpatrol.store import Archived, Change, Part, open_store
 from linkpatrol.urls import local_path
 
 REFERRER_BATCH = 1000  # referrers encoded at once: few calls, and never all of a big page's
@@ -73,7 +73,13 @@ def _tail(entry: Entry) -> dict[str, Any]:
     }
     if entry.changes is not None:
         data["changes"] = [change_dict(c) for c in entry.changes]
+    if entry.archived is not None:
+        data["archived"] = archived_dict(entry.archived)
     return data
+
+
+def archived_dict(archived: Archived) -> dict[str, Any]:
+    return {"url": archived.url, "at": iso(archived.at)}
 
 
 def _places(pages: list[Referrer], heads: dict[str, str]) -> Iterator[str]:

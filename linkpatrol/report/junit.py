@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from lxml import etree
 
 from linkpatrol.model import State
-from linkpatrol.report import Entry, Report, start_url_of
+from linkpatrol.report import Entry, Report, archived_words, start_url_of
 from linkpatrol.report.text import clean, grouped_referrers, status_line
 from linkpatrol.urls import as_shown, origin
 
@@ -31,6 +31,8 @@ def xml_text(text: str) -> str:
 
 def _details(entry: Entry) -> str:
     lines = [as_shown(entry.url), status_line(entry)]
+    if entry.archived is not None:
+        lines.append(f"{archived_words(entry.archived)}: {entry.archived.url}")
     pages = grouped_referrers(entry.referrers, "")
     if pages:
         lines.append("linked from:")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from linkpatrol.model import State
-from linkpatrol.report import Entry, Report
+from linkpatrol.report import Entry, Report, archived_words
 from linkpatrol.report.text import (
     PLUGIN_LINES,
     clean,
@@ -105,6 +105,8 @@ def render_markdown(report: Report) -> str:
                 problem = f"🆕 {problem}"
             if entry.state is State.WARNING or entry.state is State.REDIRECT:
                 problem = f"⚠️ {problem}"
+            if entry.archived is not None:
+                problem += f"<br>{archived_words(entry.archived)}: {code(entry.archived.url)}"
             out.append(f"| {code(as_shown(entry.url))} | {problem} | {_linked_from(entry, base)} |")
         if len(rows) > MAX_ROWS:
             out += [

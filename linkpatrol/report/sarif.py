@@ -13,7 +13,8 @@ from typing import Any
 from urllib.parse import quote
 
 from linkpatrol.model import RENDERED, State
-from linkpatrol.report import Entry, Referrer, Report, iso
+from linkpatrol.report import Entry, Referrer, Report, archived_words, iso
+from linkpatrol.report.json import archived_dict
 from linkpatrol.report.text import status_line
 from linkpatrol.urls import as_shown, local_path
 
@@ -82,6 +83,13 @@ def _result(entry: Entry, ref: Referrer | None, failing: bool) -> dict[str, Any]
     elif ref is not None and ref.line == RENDERED:
         how = " (in the rendered page)"
     text = f"Link to {as_shown(entry.url)}{how}: {status_line(entry)}"
+    properties: dict[str, Any] = {
+        "reason": entry.reason.value if entry.reason is not None else None,
+        "new": entry.new,
+    }
+    if entry.archived is not None:
+        text += f"; {archived_words(entry.archived)}: {entry.archived.url}"
+        properties["archived"] = archived_dict(entry.archived)
     where = _location(entry.url, None) if ref is None else _location(ref.url, ref.line)
     return {
         "ruleId": rule_id,
@@ -89,10 +97,7 @@ def _result(entry: Entry, ref: Referrer | None, failing: bool) -> dict[str, Any]
         "level": level,
         "message": {"text": text},
         "locations": [where],
-        "properties": {
-            "reason": entry.reason.value if entry.reason is not None else None,
-            "new": entry.new,
-        },
+        "properties": properties,
     }
 
 

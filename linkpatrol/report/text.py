@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from linkpatrol.model import Reason, State, line_label, line_labels
-from linkpatrol.report import FLAP_PASSES, Entry, Referrer, Report, iso
+from linkpatrol.report import FLAP_PASSES, Entry, Referrer, Report, archived_words, iso
 from linkpatrol.urls import as_shown, relative_to
 
 PLUGIN_LINES = 40  # lines of one plugin's report fields shown; the JSON report has all
@@ -166,6 +166,8 @@ def _plugin_sections(report: Report) -> list[str]:
 
 def _entry_block(entry: Entry, base: str, by_url: dict[str, Entry], until: float) -> list[str]:
     lines = [f"  {clean(as_shown(entry.url))}", f"    {clean(status_line(entry, until))}"]
+    if entry.archived is not None:
+        lines.append(f"    {archived_words(entry.archived)}: {clean(entry.archived.url)}")
     referrers = grouped_referrers(entry.referrers, base)
     redirected_from = [by_url[r.url] for r in entry.referrers if r.line is None and r.url in by_url]
     for source in redirected_from:
