@@ -65,6 +65,7 @@ class RewriteKind(enum.StrEnum):
     """Why a link is rewritten."""
 
     MOVED = "moved"  # its URL answered 301 or 308: to where the permanent redirects land
+    ARCHIVED = "archived"  # its URL is dead, and was good: to its copy in the web archive
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,8 +337,10 @@ def file_fixes(settings: SiteSettings, cwd: Path) -> list[FileFix]:
         info = store.latest_pass(values, inputs.start_urls) or store.latest_pass()
         if info is None:
             raise ConfigError(f"{store.location}: no pass recorded yet; run 'linkpatrol check'")
-        moved = ((RewriteKind.MOVED, link) for link in store.moved_links(info.id))
-        return plan_fixes(moved, files)
+        found = [(RewriteKind.MOVED, link) for link in store.moved_links(info.id)]
+        if settings.archived:
+            found += [(RewriteKind.ARCHIVED, link) for link in store.archived_links(info.id)]
+        return plan_fixes(found, files)
 
     fixes = (fix_file(page, inputs.mount) for page in read_memory(settings.db, planned))
     return [fix for fix in fixes if fix.refused is not None or fix.after != fix.before]

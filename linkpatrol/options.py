@@ -945,6 +945,14 @@ OPTIONS: tuple[Option, ...] = (
         "before it broke, and show it in the report",
         field="archived",
         kind=Kind.FLAG,
+        commands=(CHECK, FIX),
+        help_on=(
+            (
+                FIX,
+                "also rewrite broken links that were once good to their copy in the web "
+                "archive, as the last check found it",
+            ),
+        ),
     ),
     Option(
         ("--archive-endpoint",),

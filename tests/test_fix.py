@@ -313,3 +313,41 @@ def test_fix_refuses_what_it_cannot_fix(tmp_path: Path, db: str) -> None:
     )
     assert nothing.returncode == 2 and "give the local folders or files" in nothing.stderr
     assert missing.returncode == 2 and "nowhere/: no such file or folder" in missing.stderr
+
+
+def test_fix_archived_rewrites_a_dead_link_to_its_copy_from_before_it_broke(
+    tmp_path: Path, db: str, serve: Serve
+) -> None:
+    from tests.test_archived import API, SNAPSHOT_STAMP, ArchiveStandIn
+
+    site = serve({"/robots.txt": Page("", status=404), "/was": Page("<p>here</p>")})
+    was = site.url("/was")
+    repo = _repository(
+        tmp_path,
+        {
+            "README.md": f"# Read me\n\nSee [the page]({was}#part) and `{was}`.\n",
+            "never.md": f"[never]({site.url('/never')})\n",
+        },
+    )
+    run = Runner(repo, db)
+    with ArchiveStandIn() as archive:
+        asked = ("--archived", "--archive-endpoint", archive.url(API), "-q")
+        assert run.check(".", *asked).returncode == 1  # /never is broken, never good
+        site.pages["/was"] = Page("<h1>gone</h1>", status=404)
+        assert run.check(".", *asked).returncode == 1
+
+    plain = run("fix", ".", "--db", db)
+    assert (plain.returncode, plain.stdout) == (0, "")  # nothing moved for good
+    proc = run("fix", ".", "--archived", "--db", db)
+
+    assert proc.returncode == 1, proc.stderr
+    assert "never.md" not in proc.stdout  # never good: no copy to go to
+    patch = tmp_path / "archived.patch"
+    patch.write_text(proc.stdout, encoding="utf-8")
+    assert _git(repo, "apply", str(patch)).returncode == 0
+    copy = f"http://web.archive.org/web/{SNAPSHOT_STAMP}/{was}"
+    assert (repo / "README.md").read_text() == (
+        f"# Read me\n\nSee [the page]({copy}#part) and `{was}`.\n"
+    )
+    again = run("fix", ".", "--archived", "--db", db)
+    assert (again.returncode, again.stdout) == (0, "")

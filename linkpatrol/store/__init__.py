@@ -241,7 +241,8 @@ class Anchors(NamedTuple):
 
 class MovedLink(NamedTuple):
     """A link of a pass's page to a URL that moved for good (answered 301 or 308), and
-    the URL its chain of such redirects lands on."""
+    the URL its chain of such redirects lands on; or to a dead URL, and its copy in the
+    web archive."""
 
     page: str
     page_etag: str | None  # the page's validator when it was read
@@ -469,6 +470,12 @@ class ReadMemory(Protocol):
         """The links of the pass's local pages to URLs that moved for good, each with
         where it lands once every permanent redirect is followed, a URL that is not
         broken (one that then redirects for a while is a landing), in page and line order."""
+        ...
+
+    def archived_links(self, pass_id: int) -> list[MovedLink]:
+        """The links of the pass's local pages to broken URLs that were once good, each
+        with its copy in the web archive from before it broke (as ``landing``), in page
+        and line order."""
         ...
 
     def loaded_links(self, pass_id: int) -> Iterator[tuple[int, str, str, int | None, int]]:

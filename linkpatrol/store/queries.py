@@ -32,7 +32,14 @@ from linkpatrol.store.schema import (
 
 # a broken URL's copy in the web archive, kept for its present last-good moment (a URL
 # that was good since, and broke again, has none until the archive is asked again)
-_ARCHIVED = f"u.state = '{State.BROKEN.value}' AND u.archive_for = u.last_good"
+
+
+def _archived(url: str) -> str:
+    """The URL (a table's alias) is broken, with a copy asked for its last-good day."""
+    return f"{url}.state = '{State.BROKEN.value}' AND {url}.archive_for = {url}.last_good"
+
+
+_ARCHIVED = _archived("u")
 _ARCHIVED_COLUMNS = (
     f"CASE WHEN {_ARCHIVED} THEN u.archive_url END, CASE WHEN {_ARCHIVED} THEN u.archive_at END"
 )
@@ -342,21 +349,37 @@ class QueriesPart(CrewPart):
             url = target
         return None
 
+    def _local_links(self, s: Session, pass_id: int, to: str, condition: str) -> list[Any]:
+        """(page, its validator, line, target, ``to``) of the links of the pass's local
+        pages, at a line of theirs, to URLs ``d`` of the pass that meet ``condition``."""
+        return s.execute(
+            f"SELECT s.url, s.etag, l.line, d.url, {to} FROM links l "
+            f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
+            "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
+            f"JOIN urls d ON d.id = l.dst WHERE s.url LIKE 'file:%' AND l.line > 0 "
+            f"AND {condition} ORDER BY s.url{self.dialect.binary_text}, l.line",
+            (pass_id,),
+        ).fetchall()
+
+    def archived_links(self, pass_id: int) -> list[MovedLink]:
+        with self._read() as s:
+            rows = self._local_links(
+                s, pass_id, "d.archive_url", f"{_archived('d')} AND d.archive_url IS NOT NULL"
+            )
+        return [MovedLink(*row) for row in rows]
+
     def moved_links(self, pass_id: int) -> list[MovedLink]:
         moved = ",".join(str(status) for status in PERMANENT_REDIRECTS)
         found: list[MovedLink] = []
         landings: dict[str, str | None] = {}
         with self._read() as s:
-            rows = s.execute(
-                "SELECT s.url, s.etag, l.line, d.url, d.redirect_to FROM links l "
-                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
-                "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
-                "JOIN urls d ON d.id = l.dst WHERE s.url LIKE 'file:%' "
-                "AND l.line IS NOT NULL AND d.state = ? "
-                f"AND d.http_status IN ({moved}) AND d.redirect_to IS NOT NULL "
-                f"ORDER BY s.url{self.dialect.binary_text}, l.line",
-                (pass_id, State.REDIRECT.value),
-            ).fetchall()
+            rows = self._local_links(
+                s,
+                pass_id,
+                "d.redirect_to",
+                f"d.state = '{State.REDIRECT.value}' AND d.http_status IN ({moved}) "
+                "AND d.redirect_to IS NOT NULL",
+            )
             for page, etag, line, target, first in rows:
                 if first not in landings:
                     landings[first] = self._moved_to(s, first, pass_id)
