@@ -17,7 +17,7 @@ import pytest
 
 from linkpatrol.fingerprint import look_of
 from linkpatrol.model import Look
-from linkpatrol.rules import same_look
+from linkpatrol.rules import MAX_PROBES, same_look
 from linkpatrol.store import open_store
 from tests.conftest import Runner, by_url
 from tests.sitesrv import Handler, Page
@@ -251,3 +251,38 @@ def test_an_echoed_path_is_the_same_look_and_an_article_of_the_template_is_not()
     # scripts and styles are not text; the title is not the text
     assert look(layout("T", "<script>var x = 1;</script><p>hi</p>"), "/x").title == "T"
     assert "var" not in str(look(layout("T", "<p>hi</p>"), "/x"))
+
+
+class TrapSite(Site):
+    """A calendar whose every day is a page in a folder of its own, each linking to the
+    next, and whose every unknown path answers 200 with the same page: a crawler trap that
+    hides its 404s."""
+
+    def lookup(self, path: str) -> Page | Handler | None:
+        known = super().lookup(path)
+        if known is not None:
+            return known
+        if path.startswith("/cal/") and path.endswith("/day.html"):
+            day = int(path.split("/")[2])
+            page = f'<p>Day {day}.</p><a href="/cal/{day + 1}/day.html">next</a>'
+            return Page(f"<title>Day {day}</title>{page}")
+        return Page(not_found())
+
+
+def test_a_crawler_trap_of_endless_folders_costs_a_bounded_number_of_probes(
+    run: Runner,
+) -> None:
+    """Each folder is probed once at most, and a host at most MAX_PROBES times in a run:
+    a trap of 150 folders costs 100 probes, not 150, and the crawl ends."""
+    home = Page('<title>Home</title><a href="/cal/1/day.html">calendar</a>')
+    trap = TrapSite({"/robots.txt": Page("", status=404), "/": home})
+    trap.start()
+    try:
+        code, report = run.check_json(trap.url("/"), "--max-urls", "152", "--max-similar", "0")
+        probes = trap.probes()
+    finally:
+        trap.stop()
+
+    assert code in (0, 1) and report["complete"]
+    assert max(probes.values()) == 1
+    assert len(probes) == MAX_PROBES and "/cal/1/" in probes
