@@ -176,13 +176,14 @@ def test_completion_scripts_complete_paths_where_an_option_takes_one(run: Runner
     assert "(*)::start URLs, local folders or files" in zsh and "on stdin (or" in zsh
 
 
-README = Path(__file__).parent.parent / "README.md"
+# the manual's page that says how to install the completion scripts
+COMPLETION_DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
 
 
 def _readme_install(shell: str) -> str:
-    """The README's commands that install ``shell``'s completion: the line that writes the
+    """The manual's commands that install ``shell``'s completion: the line that writes the
     script, and the one before it (which makes its folder)."""
-    lines = [line.strip() for line in README.read_text(encoding="utf-8").splitlines()]
+    lines = [line.strip() for line in COMPLETION_DOCS.read_text(encoding="utf-8").splitlines()]
     at = lines.index(
         next(line for line in lines if line.startswith(f"linkpatrol completion {shell} >"))
     )
