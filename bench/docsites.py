@@ -225,9 +225,11 @@ def main() -> int:
             for rep in range(1, args.reps + 1):
                 for tool in tools:
                     spec = tool_spec(tool, base + "/")
+                    offset = run_peers.log_size(serve.ACCESS_LOG)
                     work, times, wall = run_peers.run_one(
                         tool, spec, rep, f"docs-{m.name}", args.timeout
                     )
+                    times.update(run_peers.quick_start(times, offset))
                     parsed = run_peers.PARSERS[spec["parse"]](work, base + "/")
                     score = scored(parsed["reported"], truth, base)
                     rows.append((m.name, tool, rep, round(wall, 2), times, truth, score))
@@ -236,14 +238,16 @@ def main() -> int:
         serve.stop()
     print()
     print(
-        "| manual | tool | wall s | CPU s | missing links found | false link reports "
-        "| missing anchors found | false anchor reports |"
+        "| manual | tool | wall s | CPU s | to first answer s | after last answer s "
+        "| missing links found | false link reports | missing anchors found "
+        "| false anchor reports |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, tool, _, wall, times, truth, score in rows:
         cpu = round(times["user_s"] + times["sys_s"], 2)
         print(
-            f"| {name} | {tool} | {wall} | {cpu} | {score['found']}/{len(truth.missing)} "
+            f"| {name} | {tool} | {wall} | {cpu} | {times['to_first_answer_s']} "
+            f"| {times['after_last_answer_s']} | {score['found']}/{len(truth.missing)} "
             f"| {score['false']} | {score['anchors found']}/{len(truth.missing_anchors)} "
             f"| {score['false anchors']} |"
         )

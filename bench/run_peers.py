@@ -18,6 +18,7 @@ access log. The tool ``linkpatrol`` runs the command named by ``$LINKPATROL`` (d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -476,10 +477,33 @@ def run_one(
     ]
     print(f"[{label}] {tool} rep {rep}: {' '.join(spec['cmd'])}", flush=True)
     with (work / "stdout").open("wb") as so, (work / "stderr").open("wb") as se:
+        began_at = time.time()
         began = time.perf_counter()
         subprocess.run(argv, stdout=so, stderr=se, cwd=work, env=env, stdin=subprocess.DEVNULL)
         wall = time.perf_counter() - began
-    return work, parse_time_v(work / "time.txt"), wall
+        ended_at = time.time()
+    times = parse_time_v(work / "time.txt")
+    times["began_at"], times["ended_at"] = began_at, ended_at
+    return work, times, wall
+
+
+def quick_start(times: dict[str, Any], offset: int) -> dict[str, float | None]:
+    """How long a run took from its start to the server's first answer, and from the
+    server's last answer to its end (nginx logs each answer's moment, to the
+    millisecond, as it is sent): a tool's fixed costs at either end."""
+    time.sleep(1.3)  # nginx flushes its buffered access log every second
+    moments: list[float] = []
+    with serve.ACCESS_LOG.open("rb") as f:
+        f.seek(offset)
+        for line in f.read().decode(errors="replace").splitlines():
+            with contextlib.suppress(IndexError, ValueError):
+                moments.append(float(line.split()[-1]))
+    if not moments:
+        return {"to_first_answer_s": None, "after_last_answer_s": None}
+    return {
+        "to_first_answer_s": round(min(moments) - times["began_at"], 3),
+        "after_last_answer_s": round(times["ended_at"] - max(moments), 3),
+    }
 
 
 def cmd_run(a: argparse.Namespace) -> None:
@@ -506,6 +530,7 @@ def cmd_run(a: argparse.Namespace) -> None:
                 tv["time_v_wall_s"] = tv["wall_s"]
                 tv["wall_s"] = round(wall, 3)  # GNU time rounds to 10 ms
                 srv = server_counts(offset)
+                ends = quick_start(tv, offset)
                 srv_err = error_lines(error_offset)
                 parsed = PARSERS[spec["parse"]](work, start)
                 sc = score(parsed, truth)
@@ -530,6 +555,7 @@ def cmd_run(a: argparse.Namespace) -> None:
                     server_requests=srv,
                     server_requests_total=sum(srv.values()),
                     server_error_log_lines=srv_err,
+                    **ends,
                     tool_note=parsed.get("note"),
                     inferred=parsed.get("inferred"),
                     truth_distinct_urls=truth["counts"]["distinct_urls"],
@@ -541,6 +567,8 @@ def cmd_run(a: argparse.Namespace) -> None:
                     f"  urls {checked}  found {sc['found']}/{sc['planted']}"
                     f"  fp {len(sc['false_reports'])} (+{sc['false_anchor_reports']} anchor)"
                     f"  srv {rec['server_requests_total']} (errlog +{srv_err})"
+                    f"  first answer +{ends['to_first_answer_s']} s"
+                    f"  last answer -{ends['after_last_answer_s']} s"
                     f"  exit {tv['exit']}",
                     flush=True,
                 )

@@ -50,7 +50,7 @@ http {{
   keepalive_timeout 65; keepalive_requests 1000000;
   open_file_cache max=10000 inactive=60s; open_file_cache_errors on;
   log_not_found off;
-  log_format bench '$server_port $request_method $status $request_uri';
+  log_format bench '$server_port $request_method $status $request_uri $msec';
   access_log {run}/access.log bench buffer=256k flush=1s;
   client_body_temp_path {run}/tmp_body; proxy_temp_path {run}/tmp_proxy;
   fastcgi_temp_path {run}/tmp_fcgi; uwsgi_temp_path {run}/tmp_uwsgi; scgi_temp_path {run}/tmp_scgi;
