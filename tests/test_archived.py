@@ -142,6 +142,8 @@ def test_a_link_that_broke_is_shown_with_its_copy_from_before_asked_about_once(
     ]
     assert result["properties"]["archived"] == {"url": copy, "at": SNAPSHOT_AT}
     assert f"archived copy from 2026-03-02: {copy}" in report_in("junit")
+    (node,) = [line for line in report_in("dot").splitlines() if f'"{gone}' in line]
+    assert f'archived copy from 2026-03-02: {copy}"' in node and f'URL="{copy}"' in node
     history = run("history", gone, "--db", db, "--format", "json")
     assert json.loads(history.stdout)["archived"] == {"url": copy, "at": SNAPSHOT_AT}
 

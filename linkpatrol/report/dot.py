@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from linkpatrol.model import Action, State
-from linkpatrol.report import Entry, Report, start_url_of
+from linkpatrol.report import Entry, Report, archived_words, start_url_of
 from linkpatrol.report.text import clean
 from linkpatrol.urls import is_http, origin, relative_to
 
@@ -66,7 +66,11 @@ def render_dot(report: Report, *, hosts: bool = False) -> str:
         extra = f", {style}" if style else ""
         if entry.new:
             extra += ", peripheries=2"
-        return f"{indent}{name} [label={quote(label)}, tooltip={quote(entry.url)}{shape}{extra}];"
+        said = [entry.url]
+        if entry.archived is not None:  # the copy is a click away in SVG
+            said.append(f"{archived_words(entry.archived)}: {entry.archived.url}")
+            extra += f", URL={quote(entry.archived.url)}"
+        return f"{indent}{name} [label={quote(label)}, tooltip={quote(*said)}{shape}{extra}];"
 
     for entry in report.entries:
         near = entry.action is Action.PARSE or start_url_of(report, entry.url) is not None
