@@ -247,6 +247,29 @@ def test_a_second_pass_over_unchanged_pages_warns_of_the_same_mixed_content(
     assert {e["new"] for e in mixed(second).values()} == {False}
 
 
+def test_a_page_loading_one_http_image_thousands_of_times_is_one_warning(
+    run: Runner, secure: sitesrv.TestSite, plain: sitesrv.TestSite, trusting: dict[str, str]
+) -> None:
+    """A hostile page: 5,000 tags and a srcset of 5,000 candidates, all loading the same
+    http: image. It is one warning naming its 5,001 lines, asked for once."""
+    logo, script = plain.url("/logo.png"), plain.url("/app.js")
+    candidates = ", ".join(f"{logo} {n}w" for n in range(1, 5001))
+    secure.pages["/"] = Page(
+        html(
+            *(f'<img src="{logo}">' for _ in range(5000)),
+            f'<img srcset="{candidates}" src="{script}">',
+        )
+    )
+    code, report = run.check_json(secure.url("/"), env=trusting, timeout=120)
+
+    assert code == 0, report
+    warned = mixed(report)
+    assert set(warned) == {logo, script}
+    assert len({r["line"] for r in warned[logo]["referrers"]}) == 5001
+    assert report["summary"]["warnings"] == 2
+    assert [h.path for h in plain.requests()].count("/logo.png") == 1
+
+
 def test_an_http_page_loading_http_resources_is_no_mixed_content(
     run: Runner, plain: sitesrv.TestSite
 ) -> None:
