@@ -238,15 +238,20 @@ def main() -> int:
         serve.stop()
     print()
     print(
-        "| manual | tool | wall s | CPU s | to first answer s | after last answer s "
-        "| missing links found | false link reports | missing anchors found "
-        "| false anchor reports |"
+        "| manual | tool | wall s | wall / linkpatrol's | CPU s | to first answer s "
+        "| after last answer s | missing links found | false link reports "
+        "| missing anchors found | false anchor reports |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, tool, _, wall, times, truth, score in rows:
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    ours: dict[tuple[str, int], float] = {
+        (row[0], row[2]): row[3] for row in rows if row[1] == "linkpatrol"
+    }
+    for name, tool, rep, wall, times, truth, score in rows:
         cpu = round(times["user_s"] + times["sys_s"], 2)
+        our_wall = ours.get((name, rep))
+        ratio = f"{wall / our_wall:.2f}" if our_wall else "—"
         print(
-            f"| {name} | {tool} | {wall} | {cpu} | {times['to_first_answer_s']} "
+            f"| {name} | {tool} | {wall} | {ratio} | {cpu} | {times['to_first_answer_s']} "
             f"| {times['after_last_answer_s']} | {score['found']}/{len(truth.missing)} "
             f"| {score['false']} | {score['anchors found']}/{len(truth.missing_anchors)} "
             f"| {score['false anchors']} |"
