@@ -6,17 +6,18 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from bench import gen_site, serve
 
 
 @contextlib.contextmanager
-def served_site(pages: int) -> Iterator[dict[str, Any]]:
+def served_site(pages: int, site: Path | None = None) -> Iterator[dict[str, Any]]:
     """The site of ``pages`` pages (``bench/gen_site.py``, generated once and kept in
-    /tmp/bench-site, for the ports ``bench/serve.py`` serves on), served by
-    ``bench/serve.py`` until the block ends; yields the site's ``truth.json``."""
-    site = gen_site.default_out(pages, serve.SITE_PORT)
+    ``site``, by default in /tmp/bench-site, for the ports ``bench/serve.py`` serves on),
+    served by ``bench/serve.py`` until the block ends; yields the site's ``truth.json``."""
+    site = site or gen_site.default_out(pages, serve.SITE_PORT)
     if not (site / "truth.json").is_file():
         ports = (serve.SITE_PORT, serve.EXT_PORT, serve.DEAD_PORT)
         gen_site.generate(site, pages, site_port=ports[0], ext_port=ports[1], dead_port=ports[2])

@@ -108,24 +108,30 @@ def linkpatrol() -> list[str]:
     return [str(found)] if found.exists() else [sys.executable, "-m", "linkpatrol"]
 
 
+def crawl_command(start: str, db: Path, report: Path, report_format: str = "json") -> list[str]:
+    """The crawl the memory and scale benchmarks measure: ``start``'s site into the SQLite
+    memory ``db``, its report to ``report``."""
+    return [
+        *linkpatrol(),
+        "check",
+        start,
+        "--db",
+        str(db),
+        "--format",
+        report_format,
+        "--output",
+        str(report),
+        "-q",
+        "--concurrency",
+        "16",
+    ]
+
+
 def measure(pages: int) -> dict[str, float]:
     with served_site(pages) as truth, tempfile.TemporaryDirectory() as scratch:
         db = Path(scratch) / "bench.db"
         report = Path(scratch) / "report.json"
-        command = [
-            *linkpatrol(),
-            "check",
-            truth["start_url"],
-            "--db",
-            str(db),
-            "--format",
-            "json",
-            "--output",
-            str(report),
-            "-q",
-            "--concurrency",
-            "16",
-        ]
+        command = crawl_command(truth["start_url"], db, report)
         started = time.monotonic()
         proc, peaks = run_sampled(command)
         wall = time.monotonic() - started

@@ -3,19 +3,25 @@
 
     python bench/workers.py [--pages 1000] [--latency 0.05] [--concurrency 8]
                             [--per-host 64] [--workers 1,2,4] [--reps 1]
-                            [--db postgresql://postgres@127.0.0.1:5432/test]
+                            [--db postgresql://postgres@127.0.0.1:5432/test | --netns]
 
 Serves a generated site on 127.0.0.1 whose every response takes ``--latency`` seconds
 (a distant server), and crawls it with N copies of the same ``linkpatrol check``
 command sharing one PostgreSQL memory (a fresh schema per run, dropped after). Each
 worker has ``--concurrency`` requests in flight; ``--per-host`` is shared by all, so it
 is set high enough not to be what limits them. Prints wall time and speed-up per N.
+
+With ``--netns`` (root; ``tests/netlab.py``) each worker runs on a host of its own: a
+network namespace of its own, joined by a bridge to the site's namespace, which holds
+the site and a PostgreSQL server of the benchmark's own (thrown away after) that the
+workers reach over the bridge, as separate machines would; ``--db`` is then unused.
 Not part of the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -23,6 +29,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -30,6 +38,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests import netlab  # noqa: E402
 from tests.sitesrv import Page, TestSite, html  # noqa: E402
 
 
@@ -84,18 +93,53 @@ def own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def crawl(db: str, workers: int, start: str, args: argparse.Namespace) -> tuple[float, float]:
+@dataclass
+class Hosts:
+    """Where the site and the workers run, and how each reaches the PostgreSQL server."""
+
+    site: TestSite
+    admin_db: str  # this process's way to the server
+    worker_db: str  # the workers'
+    on_worker: Callable[[int], list[str]]  # the prefix that runs a command on worker i's host
+
+
+@contextlib.contextmanager
+def loopback(pages: dict[str, Any], db: str) -> Iterator[Hosts]:
+    """Everything on this machine's 127.0.0.1."""
+    site = TestSite(pages)
+    site.start()
+    try:
+        yield Hosts(site, db, db, lambda _: [])
+    finally:
+        site.stop()
+
+
+@contextlib.contextmanager
+def namespaces(pages: dict[str, Any], workers: int) -> Iterator[Hosts]:
+    """A host of its own for each worker, the site and a PostgreSQL server on another."""
+    reason = netlab.unavailable()
+    if reason is not None:
+        sys.exit(f"bench: --netns: {reason}")
+    with netlab.Lab(workers) as lab, lab.postgres() as (shared, here):
+        site = lab.serve(pages)
+        try:
+            yield Hosts(site, here, shared, lab.on_worker)
+        finally:
+            site.stop()
+
+
+def crawl(hosts: Hosts, workers: int, args: argparse.Namespace) -> tuple[float, float]:
     """Seconds from starting ``workers`` identical commands to the last one's exit, and
     the CPU seconds they used (their parser processes included)."""
     schema = f"lp_bench_{uuid.uuid4().hex[:10]}"
-    admin(db, f'CREATE SCHEMA "{schema}"')
-    memory = in_schema(db, schema)
+    admin(hosts.admin_db, f'CREATE SCHEMA "{schema}"')
+    memory = in_schema(hosts.worker_db, schema)
     command = [
         sys.executable,
         "-m",
         "linkpatrol",
         "check",
-        start,
+        hosts.site.url("/"),
         "--db",
         memory,
         "--concurrency",
@@ -110,8 +154,13 @@ def crawl(db: str, workers: int, start: str, args: argparse.Namespace) -> tuple[
         cpu = children_cpu()
         started = time.monotonic()
         procs = [
-            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            for _ in range(workers)
+            subprocess.Popen(
+                [*hosts.on_worker(i), *command],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(workers)
         ]
         for proc in procs:
             _, err = proc.communicate(timeout=600)
@@ -119,7 +168,7 @@ def crawl(db: str, workers: int, start: str, args: argparse.Namespace) -> tuple[
                 sys.exit(f"bench: a worker failed ({proc.returncode}): {err.strip()}")
         return time.monotonic() - started, children_cpu() - cpu
     finally:
-        admin(db, f'DROP SCHEMA "{schema}" CASCADE')
+        admin(hosts.admin_db, f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def main() -> None:
@@ -131,41 +180,46 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--db", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--netns", action="store_true", help="each worker on a host of its own")
     args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",")]
     pages = site_pages(args.pages)
-    site = TestSite(slow(pages, args.latency))
-    site.start()
-    try:
+    served = slow(pages, args.latency)
+    place = namespaces(served, max(counts)) if args.netns else loopback(served, args.db)
+    with place as hosts:
         print(
             f"{len(pages)} URLs, {args.latency * 1000:.0f} ms per response, "
             f"--concurrency {args.concurrency} per worker, --per-host {args.per_host} in all"
         )
+        if args.netns:
+            print(
+                "each worker in a network namespace of its own; the site and PostgreSQL in another"
+            )
         print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} before the runs")
         print(
             f"{'workers':>7} {'wall s':>8} {'CPU s':>7} {'server CPU s':>12} {'URLs/s':>8} "
             f"{'speed-up':>8}"
         )
         base = None
-        for workers in (int(n) for n in args.workers.split(",")):
-            times, cpus, served = [], [], []
+        for workers in counts:
+            times, cpus, served_cpu = [], [], []
             for _ in range(args.reps):
-                site.clear()
+                hosts.site.clear()
                 before = own_cpu()
-                wall, cpu = crawl(args.db, workers, site.url("/"), args)
+                wall, cpu = crawl(hosts, workers, args)
                 times.append(wall)
                 cpus.append(cpu)
-                served.append(own_cpu() - before)
-                repeated = sum(1 for n in site.counts().values() if n > 1)
+                served_cpu.append(own_cpu() - before)
+                repeated = sum(1 for n in hosts.site.counts().values() if n > 1)
                 if repeated:
                     print(f"  (warning: {repeated} URLs requested more than once)")
             wall, cpu = statistics.median(times), statistics.median(cpus)
             base = base or wall
             print(
-                f"{workers:>7} {wall:>8.2f} {cpu:>7.2f} {statistics.median(served):>12.2f} "
+                f"{workers:>7} {wall:>8.2f} {cpu:>7.2f} {statistics.median(served_cpu):>12.2f} "
                 f"{len(pages) / wall:>8.0f} {base / wall:>7.2f}x"
             )
-    finally:
-        site.stop()
+        print(f"load average {os.getloadavg()[0]:.1f} after the runs")
 
 
 if __name__ == "__main__":
