@@ -9,7 +9,9 @@ Serves a generated site on 127.0.0.1 whose every response takes ``--latency`` se
 (a distant server), and crawls it with N copies of the same ``linkpatrol check``
 command sharing one PostgreSQL memory (a fresh schema per run, dropped after). Each
 worker has ``--concurrency`` requests in flight; ``--per-host`` is shared by all, so it
-is set high enough not to be what limits them. Prints wall time and speed-up per N.
+is set high enough not to be what limits them. Prints wall time and speed-up per N, and
+when the site sent its first and its last answer (the workers' start and their end
+weigh on a small site).
 
 With ``--netns`` (root; ``tests/netlab.py``) each worker runs on a host of its own: a
 network namespace of its own, joined by a bridge to the site's namespace, which holds
@@ -198,15 +200,17 @@ def main() -> None:
         print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} before the runs")
         print(
             f"{'workers':>7} {'wall s':>8} {'CPU s':>7} {'server CPU s':>12} {'URLs/s':>8} "
-            f"{'speed-up':>8}"
+            f"{'speed-up':>8} {'1st answer s':>12} {'last answer s':>13}"
         )
         base = None
         for workers in counts:
-            times, cpus, served_cpu = [], [], []
+            times, cpus, served_cpu, answers = [], [], [], []
             for _ in range(args.reps):
                 hosts.site.clear()
-                before = own_cpu()
+                before, started = own_cpu(), time.time()
                 wall, cpu = crawl(hosts, workers, args)
+                at = [hit.at - started for hit in hosts.site.requests()]
+                answers.append((min(at, default=0.0), max(at, default=0.0)))
                 times.append(wall)
                 cpus.append(cpu)
                 served_cpu.append(own_cpu() - before)
@@ -217,7 +221,9 @@ def main() -> None:
             base = base or wall
             print(
                 f"{workers:>7} {wall:>8.2f} {cpu:>7.2f} {statistics.median(served_cpu):>12.2f} "
-                f"{len(pages) / wall:>8.0f} {base / wall:>7.2f}x"
+                f"{len(pages) / wall:>8.0f} {base / wall:>7.2f}x "
+                f"{statistics.median(a[0] for a in answers):>12.2f} "
+                f"{statistics.median(a[1] for a in answers):>13.2f}"
             )
         print(f"load average {os.getloadavg()[0]:.1f} after the runs")
 
