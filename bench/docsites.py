@@ -11,9 +11,10 @@ themselves: from the manual's first page, every page it reaches through its link
 of every link those pages hold to their own site, which have no file behind them (a
 folder answers with its ``index.html``) and which name a ``#fragment`` that no ``id`` or
 ``<a name>`` of an existing page holds. Links to other sites are left out: nothing leaves
-the machine. Then runs each tool on each manual in turn (linkpatrol with
-``--check-anchors`` and ``--include`` of the site; linklint without ``-net``, which
-checks named anchors by itself) and prints, per manual and tool, the wall time, the
+the machine. Then runs each tool on each manual in turn, kept to the site (linkpatrol
+with ``--check-anchors`` and ``--include`` of the site; linklint without ``-net``, which
+checks named anchors by itself; linkinator skipping every other URL; LinkChecker without
+``--check-extern`` and ignoring every other URL) and prints, per manual and tool, the wall time, the
 missing links and anchors found, and the false reports. Not part of the test suite.
 """
 
@@ -165,6 +166,17 @@ def tool_spec(tool: str, start: str) -> dict[str, Any]:
     elif tool == "linklint":
         spec["cmd"] = [part for part in spec["cmd"] if part != "-net"]
         spec["flags"] = spec["flags"].replace(" -net", "")
+    elif tool == "linkinator":
+        # nothing leaves the machine: a link elsewhere would wait out its 30 s timeout
+        elsewhere = f"^(?!{re.escape(start)})"
+        spec["cmd"] = [*spec["cmd"], "--skip", elsewhere]
+        spec["flags"] += f" --skip '{elsewhere}'"
+    elif tool == "linkchecker":
+        # its own site only: outside URLs are ignored, not requested
+        elsewhere = f"^(?!{re.escape(start)})"
+        cmd = [part for part in spec["cmd"] if part != "--check-extern"]
+        spec["cmd"] = [*cmd[:-1], "--ignore-url", elsewhere, cmd[-1]]
+        spec["flags"] = spec["flags"].replace("--check-extern ", f"--ignore-url '{elsewhere}' ")
     return spec
 
 
