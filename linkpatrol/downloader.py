@@ -476,11 +476,12 @@ class Downloader:
                     answered=answered,
                 )
                 requests += response.attempts
+            took = time.monotonic() - began  # the URL's own requests, not what follows
             if after is not None:
                 await after(response)
         finally:
             self.finished(slot)
-        slot.timed(load, time.monotonic() - began)
+        slot.timed(load, took)
         if response.reused:
             self.kept_open(slot)
         last = paces[-1] if paces else NO_PACE
