@@ -344,10 +344,12 @@ def server_context(cert: trustme.LeafCert | tuple[bytes, bytes], folder: Path) -
     return context
 
 
-def https_site(pages: dict[str, Page | Handler], context: ssl.SSLContext) -> TestSite:
+def https_site(
+    pages: dict[str, Page | Handler], context: ssl.SSLContext, host: str = "127.0.0.1"
+) -> TestSite:
     """A :class:`TestSite` served over HTTPS; the handshake happens in the handler's thread,
     so a client that refuses the certificate never stalls the server."""
-    site = TestSite(pages)
+    site = TestSite(pages, host)
     site._server.socket = context.wrap_socket(
         site._server.socket, server_side=True, do_handshake_on_connect=False
     )

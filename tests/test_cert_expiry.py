@@ -23,6 +23,7 @@ from linkpatrol.store import Discovered, open_store
 from linkpatrol.transport import Request, Response
 from tests import sitesrv
 from tests.conftest import Runner, by_url
+from tests.hostile import https_site
 from tests.sitesrv import Page, html
 
 Site = Callable[[int], sitesrv.TestSite]
@@ -34,22 +35,18 @@ def site_ending(ca: trustme.CA) -> Iterator[Site]:
     sites: list[sitesrv.TestSite] = []
 
     def start(days: int) -> sitesrv.TestSite:
-        site = sitesrv.TestSite(
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ends = datetime.now(UTC) + timedelta(days=days)
+        ca.issue_cert("127.0.0.1", not_after=ends).configure_cert(context)
+        site = https_site(
             {
                 "/robots.txt": Page("", status=404),
                 "/": Page(html('<a href="/a">a</a> <a href="/b">b</a>')),
                 "/a": Page(html('<a href="/b">b</a>')),
                 "/b": Page(html("<p>b</p>")),
             },
-            "127.0.0.1",
+            context,
         )
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ends = datetime.now(UTC) + timedelta(days=days)
-        ca.issue_cert("127.0.0.1", not_after=ends).configure_cert(context)
-        site._server.socket = context.wrap_socket(
-            site._server.socket, server_side=True, do_handshake_on_connect=False
-        )
-        site.base = site.base.replace("http://", "https://")
         site.start()
         sites.append(site)
         return site

@@ -31,6 +31,7 @@ from linkpatrol.rules import (
 from linkpatrol.store import Discovered, open_store
 from tests import sitesrv
 from tests.conftest import Runner, memory_rows
+from tests.hostile import https_site
 from tests.sitesrv import Page, html
 
 NAV = LinkKind.NAVIGATION.value
@@ -141,7 +142,9 @@ def plain() -> Iterator[sitesrv.TestSite]:
 def secure(ca: trustme.CA, plain: sitesrv.TestSite) -> Iterator[sitesrv.TestSite]:
     """The HTTPS site whose home page loads the plain site's resources."""
     p = plain.url
-    site = sitesrv.TestSite(
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    site = https_site(
         {
             "/robots.txt": Page("", status=404),
             "/": Page(
@@ -162,14 +165,8 @@ def secure(ca: trustme.CA, plain: sitesrv.TestSite) -> Iterator[sitesrv.TestSite
             ),
             "/own.png": Page(b"png", content_type="image/png"),
         },
-        "127.0.0.1",
+        context,
     )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1").configure_cert(context)
-    site._server.socket = context.wrap_socket(
-        site._server.socket, server_side=True, do_handshake_on_connect=False
-    )
-    site.base = site.base.replace("http://", "https://")
     site.start()
     yield site
     site.stop()

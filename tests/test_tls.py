@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from tests import sitesrv
+from tests import hostile, sitesrv
 from tests.conftest import Runner, Serve, by_url
 from tests.sitesrv import Handler, Page, html
 
@@ -27,15 +27,10 @@ def ca() -> trustme.CA:
 def https_site(
     ca: trustme.CA, pages: Mapping[str, Page | Handler], host: str = "127.0.0.1"
 ) -> sitesrv.TestSite:
-    site = sitesrv.TestSite(pages, host)
+    """A site on ``host`` over HTTPS, its certificate signed by ``ca``."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert(host).configure_cert(context)
-    # the handshake happens in the handler thread, so a refused one never stalls the server
-    site._server.socket = context.wrap_socket(
-        site._server.socket, server_side=True, do_handshake_on_connect=False
-    )
-    site.base = site.base.replace("http://", "https://")
-    return site
+    return hostile.https_site(dict(pages), context, host)
 
 
 @pytest.fixture
