@@ -124,8 +124,22 @@ _LOADING_RELS = frozenset(
 _XLINK_TAGS = frozenset({"a", "image", "use"})
 _OTHER_TAGS = frozenset({"input", "meta", "style", "base", "title"})
 _LINK_ELEMENTS = (*_LINK_ATTRS, *_OTHER_TAGS)  # all that may hold a link but a style attribute
-# where a style attribute may be (or a style= in the text: then all elements are gone through)
-_STYLE_ATTR_RE = re.compile(rb"style[ \t\n\r\f]*+=")
+# Each style attribute's value as the tokenizer reads it, and more ("style=" in text): one
+# that may hold a link (see css.py), written out or with character references, makes every
+# element be gone through.
+_STYLE_VALUE_RE = re.compile(
+    rb"""style[ \t\n\r\f]*+=[ \t\n\r\f]*+("[^"]*+"|'[^']*+'|[^ \t\n\r\f>]*+)"""
+)
+_CSS_LINK_HINTS = (b"url(", b"@import", b"image-set(", b"&#", b"&lpar", b"&commat")
+
+
+def _style_may_link(low: bytes) -> bool:
+    """Whether a style attribute in the (lower-cased) source may hold a link."""
+    if b"style" not in low:
+        return False
+    return any(hint in value for value in _STYLE_VALUE_RE.findall(low) for hint in _CSS_LINK_HINTS)
+
+
 _IDS = etree.XPath("//@id", smart_strings=False)
 
 _BOMS = (
@@ -336,16 +350,93 @@ def _one_line_tags_before(low: bytes) -> int:
     return min(low.count(b"\n", 0, first) + 1, _LINE_CAP)
 
 
+# Every place where a start tag may span lines, as the two searches above find them, but
+# overlapping too: each '<' of a match of the first (a newline before the next '>'); the
+# '=' of a quoted value holding a '>' (group 1 or 2: the value up to it, by its quote).
+_TAG_START_RE = re.compile(rb"<[a-z_:.]")
+_SPANNING_VALUE_RE = re.compile(rb"""=(?=[ \t\n\r\f]*+(?:"([^">]*+)>|'([^'>]*+)>))""")
+_NAME_RE = re.compile(rb"[^ \t\n\r\f/>]*+")
+# bytes read past the places found, as a multiple of the page's: more gives up the rest
+_SPANNING_WORK = 4
+
+
+def _spanning_lines(low: bytes) -> tuple[list[int], list[int]]:
+    """The line ranges (first lines, last lines; merged, in order) outside which every
+    start tag starts and ends on one line.
+
+    Each place where a tag may span lines is read on as the tokenizer reads a tag, to the
+    '>' that would end it: from the name after a '<', from the closing quote of a value
+    with a '>'. A multi-line start tag is one of those places, or holds one before its
+    first newline, so its lines are within a range. The work is bounded: once the tags
+    read add up to a multiple of the page, all from there on is taken for one range.
+    """
+    size = len(low)
+    budget = _SPANNING_WORK * size + 1024
+    cut = size  # where the bound was reached: all from there on spans
+    spans: list[tuple[int, int]] = []
+
+    def read_on(at: int, rest: re.Match[bytes] | None) -> bool:
+        nonlocal budget, cut
+        close = rest.end() if rest is not None else size
+        budget -= close - at
+        if budget < 0:
+            cut = min(cut, at)
+            return False
+        spans.append((at, close))
+        return True
+
+    for match in _NEWLINE_IN_TAG_RE.finditer(low):
+        for start in _TAG_START_RE.finditer(low, match.start(), match.end()):
+            at = start.start()
+            name = _NAME_RE.match(low, at + 1)
+            end = name.end() if name is not None else at + 1
+            if not read_on(at, _TAG_REST_RE.match(low, end)):
+                break
+        if cut < size:
+            break
+    for match in _SPANNING_VALUE_RE.finditer(low, 0, cut):
+        double = match.start(1) >= 0
+        quote = low.find(b'"' if double else b"'", match.end(1 if double else 2))
+        if not read_on(match.start(), _TAG_REST_RE.match(low, quote + 1) if quote >= 0 else None):
+            break
+    if cut < size:
+        spans.append((cut, size))
+    spans.sort()
+    firsts: list[int] = []
+    lasts: list[int] = []
+    pos, line = 0, 1
+    for at, close in spans:
+        line += low.count(b"\n", pos, at)
+        pos = at
+        last = line + low.count(b"\n", at, close)
+        if firsts and line <= lasts[-1]:
+            lasts[-1] = max(lasts[-1], last)
+        else:
+            firsts.append(line)
+            lasts.append(last)
+    return firsts, lasts
+
+
 class _Locator:
     """Finds the true start line of a tag in the source.
 
     libxml2 reports the line where a start tag ends and caps it at 65535, so
     the source is read forward, in document order and as the HTML tokenizer reads it,
     for the tag itself. Up to the first place where a tag may span lines (in most pages,
-    the whole page), a tag ends on the line it starts on, and the reported line is taken.
+    the whole page), and outside the lines of those places, a tag ends on the line it
+    starts on, and the reported line is taken.
     """
 
-    __slots__ = ("_data", "_line", "_low", "_one_line_below", "_pos", "_to_the_end")
+    __slots__ = (
+        "_behind",
+        "_data",
+        "_line",
+        "_low",
+        "_one_line_below",
+        "_pos",
+        "_spanning",
+        "_to_the_end",
+    )
 
     def __init__(self, data: bytes, low: bytes) -> None:
         self._data = data
@@ -353,6 +444,9 @@ class _Locator:
         self._pos = 0
         self._line = 1
         self._one_line_below = _one_line_tags_before(low)
+        self._spanning: tuple[list[int], list[int]] | None = None  # found when first needed
+        # the last tag taken at its reported line, which the reading has not passed yet
+        self._behind: tuple[str, int] | None = None
         # Past libxml2's cap a tag is told by its value, searched for up to the end of the
         # document until one search fails; from then on, among the next 64 tags of its name.
         self._to_the_end = True
@@ -362,6 +456,18 @@ class _Locator:
         if reported is not None and reported < self._one_line_below:
             return reported, reported
         capped = reported is None or reported >= _LINE_CAP
+        if reported is not None and not capped:
+            spanning = self._spanning
+            if spanning is None:
+                spanning = self._spanning = _spanning_lines(self._low)
+            firsts, lasts = spanning
+            at = bisect.bisect_right(firsts, reported) - 1
+            if at < 0 or lasts[at] < reported:
+                self._behind = (tag, reported)
+                return reported, reported  # no tag that may span lines is on this line
+            if self._behind is not None:
+                self._catch_up(*self._behind)
+                self._behind = None
         low = self._low
         size = len(low)
         skipper, name_length, raw_end, first = _scanner(tag)
@@ -421,6 +527,30 @@ class _Locator:
             fallback = max(self._line, reported or 1)
             return fallback, fallback
         return reported, reported
+
+    def _catch_up(self, tag: str, reported: int) -> None:
+        """Read on past the first '<tag' that starts and ends on the reported line, as a
+        call for it would have: the tags taken at their lines were not read."""
+        low = self._low
+        _, name_length, raw_end, first = _scanner(tag)
+        pos, line = self._pos, self._line
+        for match in first.finditer(low, pos):
+            found = match.start()
+            line += low.count(b"\n", pos, found)
+            pos = found
+            if line < reported:
+                continue
+            if line == reported:
+                rest = _TAG_REST_RE.match(low, found + name_length)
+                close = rest.end() if rest is not None else len(low)
+                if low.count(b"\n", found, close) == 0:
+                    after, after_line = close + 1, line
+                    if raw_end is not None:
+                        end = raw_end.search(low, after)
+                        after = end.start() if end is not None else len(low)
+                        after_line += low.count(b"\n", close, after)
+                    self._pos, self._line = after, after_line
+            return
 
     def _has_value(self, start: int, close: int, value: str | None) -> bool:
         """Whether the start tag from start to its closing '>' holds the value."""
@@ -782,9 +912,10 @@ def _extract(body: bytes, encoding: str) -> Page:
     if b"data-linkpatrol-ignore" in low:
         _drop_ignored(root, anchors)
 
-    # Most pages have no style attribute: then only the elements that may hold links are
-    # gone through, and the ids are gathered by libxml2 itself.
-    every = _STYLE_ATTR_RE.search(low) is not None
+    # Most pages have no style attribute that can hold a link: then only the elements that
+    # may hold links are gone through, and the ids are gathered by libxml2 itself.
+    every = _style_may_link(low)
+    xlinks = b"xlink:href" in low
     if not every:
         anchors.update(ident for ident in _IDS(root) if ident)
     for element in root.iter() if every else root.iter(*_LINK_ELEMENTS):
@@ -809,7 +940,7 @@ def _extract(body: bytes, encoding: str) -> Page:
                 if server:
                     names = ()
             found = _attribute_links(element, names)
-            if not found and tag in _XLINK_TAGS and element.get("href") is None:
+            if not found and xlinks and tag in _XLINK_TAGS and element.get("href") is None:
                 found = _attribute_links(element, ("xlink:href",))
             collector.add(element, tag, found, style, kind)
         elif tag in _OTHER_TAGS:

@@ -4,12 +4,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from linkpatrol import extract
 from linkpatrol.extract import (
     _NEWLINE_IN_TAG_RE,
     _QUOTED_GT_RE,
     Link,
     Page,
     _one_line_tags_before,
+    _spanning_lines,
     css_urls,
     extract_html,
     sniff_encoding,
@@ -449,6 +451,50 @@ def test_the_shortcut_leaves_the_line_as_the_searches_find_it(source: bytes) -> 
 def test_the_shortcut_never_differs_from_the_searches(pieces: list[bytes]) -> None:
     source = b"".join(pieces)
     assert _one_line_tags_before(source) == _by_both_searches(source)
+
+
+@pytest.mark.parametrize(
+    ("source", "ranges"),
+    [
+        (b"<p>\n<a href=/x>\n<img src='/y'>\n", ([], [])),  # no tag spans lines
+        (b"<p>\n<a\nhref=/x>\n<a href=/y>", ([2], [3])),  # the tag's own lines only
+        (b'<p>\n<a title="a > b"\nhref=/x>\n<a href=/y>', ([2], [3])),  # a quoted '>'
+        (b"<a\n\nb>\n<i\n>", ([1, 4], [3, 5])),  # two tags, two ranges
+        (b"<a\nb><i\n>", ([1], [3])),  # ranges that share a line are one
+        (b"<x y='<a\n'>\n<a href=/y>", ([1], [2])),  # a '<' in a value counts too
+        (b"<p>\n<a title='x>y\n", ([2], [3])),  # a quote never closed: to the end
+    ],
+)
+def test_the_lines_where_a_tag_may_span_lines(
+    source: bytes, ranges: tuple[list[int], list[int]]
+) -> None:
+    assert _spanning_lines(source) == ranges
+
+
+def test_the_lines_where_tags_span_lines_are_found_in_bounded_time() -> None:
+    """A page of '<' with no '>' would have each place read to the end: past a bound, the
+    rest is taken for one range."""
+    source = b"<a " * 200_000 + b"\n" + b"<a href=/x>\n" * 10
+    assert _spanning_lines(source) == ([1], [12])
+
+
+_PIECES = [
+    *(b"<", b">", b"\n", b"=", b'"', b"'", b" ", b"x", b"/", b"<a", b"<a href=/u", b"<img src=u"),
+    *(b"<!--", b"-->", b"<script>", b"</script>", b"<a title='a>b' href=/v>"),
+]
+
+
+@settings(FAST, max_examples=1500)
+@given(st.lists(st.sampled_from(_PIECES), max_size=60))
+def test_the_lines_outside_spanning_tags_change_no_line(pieces: list[bytes]) -> None:
+    """Reading every tag on from the first place where one may span lines, as before the
+    ranges were known, finds each link on the same line."""
+    source = b"<p>\n" + b"".join(pieces) + b"\n<a href=/end>"
+    page = extract_html(source)
+    everywhere = ([1], [1_000_000])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(extract, "_spanning_lines", lambda low: everywhere)
+        assert triples(extract_html(source)) == triples(page)
 
 
 def test_lines_beyond_libxml2_limit() -> None:
