@@ -481,17 +481,8 @@ class _Locator:
             if match is not None:
                 found = match.start()
                 start_line = line + low.count(b"\n", pos, found)
-                if start_line == reported:
-                    rest = _TAG_REST_RE.match(low, found + name_length)
-                    close = rest.end() if rest is not None else size
-                    if low.count(b"\n", found, close) == 0:
-                        after, after_line = close + 1, start_line
-                        if raw_end is not None:
-                            match = raw_end.search(low, after)
-                            after = match.start() if match is not None else size
-                            after_line += low.count(b"\n", close, after)
-                        self._pos, self._line = after, after_line
-                        return start_line, start_line
+                if start_line == reported and self._passed(found, start_line, tag):
+                    return start_line, start_line
         tries = 0
         match = skipper.match(low, pos)
         found = match.end() if match is not None else size
@@ -532,25 +523,33 @@ class _Locator:
         """Read on past the first '<tag' that starts and ends on the reported line, as a
         call for it would have: the tags taken at their lines were not read."""
         low = self._low
-        _, name_length, raw_end, first = _scanner(tag)
         pos, line = self._pos, self._line
-        for match in first.finditer(low, pos):
+        for match in _scanner(tag)[3].finditer(low, pos):
             found = match.start()
             line += low.count(b"\n", pos, found)
             pos = found
             if line < reported:
                 continue
             if line == reported:
-                rest = _TAG_REST_RE.match(low, found + name_length)
-                close = rest.end() if rest is not None else len(low)
-                if low.count(b"\n", found, close) == 0:
-                    after, after_line = close + 1, line
-                    if raw_end is not None:
-                        end = raw_end.search(low, after)
-                        after = end.start() if end is not None else len(low)
-                        after_line += low.count(b"\n", close, after)
-                    self._pos, self._line = after, after_line
+                self._passed(found, line, tag)
             return
+
+    def _passed(self, found: int, line: int, tag: str) -> bool:
+        """Whether the start tag at ``found`` (on ``line``) ends on its line: then the
+        reading goes on past it, and past the text of a raw text element."""
+        low = self._low
+        _, name_length, raw_end, _ = _scanner(tag)
+        rest = _TAG_REST_RE.match(low, found + name_length)
+        close = rest.end() if rest is not None else len(low)
+        if low.count(b"\n", found, close):
+            return False
+        after, after_line = close + 1, line
+        if raw_end is not None:
+            end = raw_end.search(low, after)
+            after = end.start() if end is not None else len(low)
+            after_line += low.count(b"\n", close, after)
+        self._pos, self._line = after, after_line
+        return True
 
     def _has_value(self, start: int, close: int, value: str | None) -> bool:
         """Whether the start tag from start to its closing '>' holds the value."""
