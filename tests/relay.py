@@ -59,7 +59,12 @@ class Relay:
                 client.close()
                 continue
             with self._lock:
-                self._sockets.update((client, server))
+                cut = self._listener is not listener  # a cut came as it was accepted
+                if not cut:
+                    self._sockets.update((client, server))
+            if cut:  # it is dropped with the others
+                self._drop(client, server)
+                continue
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
 
     def _pump(self, client: socket.socket, server: socket.socket) -> None:
