@@ -549,6 +549,10 @@ class PostgresStore(SqlStore):
     # What a crawl asks of its memory, each a transaction: tried again on a lost
     # connection. (Methods of their own: the build compiles this class, and a compiled
     # class takes a method only from a ``def``.)
+    def _pass(self, pass_id: int, resumed: bool = False) -> PassInfo:
+        # the pass read after a worker enlisted (or ended): a read, made again as often
+        return self._ride_out(functools.partial(SqlStore._pass, self, pass_id, resumed))
+
     def heartbeat(self, now: float, done: int, busy: int, per_host: int) -> CrewPlace:
         return self._ride_out(functools.partial(self._beat, now, done, busy, per_host))
 
@@ -627,11 +631,14 @@ class PostgresStore(SqlStore):
         stop_reason: str | None,
         usage: SlotUsage | None = None,
     ) -> PassInfo:
-        return self._ride_out(
-            functools.partial(
-                SqlStore.end_run, self, pass_id, elapsed, now, complete, stop_reason, usage
-            )
-        )
+        def end() -> PassInfo:
+            # as a heartbeat does: a worker that ends just after an outage, its own lock
+            # lost too, gives the others time to take theirs again before it takes them
+            # for gone
+            self._keep_lock()
+            return SqlStore.end_run(self, pass_id, elapsed, now, complete, stop_reason, usage)
+
+        return self._ride_out(end)
 
     def site(self, origin: str) -> SiteRecord | None:
         return self._ride_out(functools.partial(SqlStore.site, self, origin))
