@@ -246,6 +246,8 @@ def test_workers_ride_out_a_database_gone_for_a_while_and_say_so_when_it_stays_g
 
         procs = start_workers(run, db, start, "--per-host", "4", count=2)
         try:
+            # both at work before the cut: one that starts while it lasts cannot connect
+            wait_until(lambda: all_running(procs) and enlisted(postgres_url) >= 2, 60, "the crew")
             wait_for_requests(site, sum(before.values()) + 40, procs)
             relayed.cut(2.0)
         finally:
