@@ -564,10 +564,13 @@ class _Locator:
 _local = threading.local()
 
 # libxml2's HTML parser as extraction uses it. Whitespace-only text between tags is left
-# out of the tree: nothing is read from it, and a page parses about a quarter faster.
+# out of the tree: nothing is read from it, and a page parses about a quarter faster. Nor
+# are ids kept in libxml2's table of them, which nothing here looks up: the parse of a
+# manual takes a sixth to a quarter less time.
 PARSER_OPTIONS: Mapping[str, bool | str] = MappingProxyType(
     {
         "encoding": "utf-8",
+        "collect_ids": False,
         "recover": True,
         "huge_tree": True,
         "remove_comments": True,

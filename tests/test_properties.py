@@ -763,15 +763,46 @@ def test_white_space_left_out_of_the_tree_changes_nothing_extracted(
     """The parser leaves whitespace-only text out of the tree, for speed: links, lines,
     anchors, base and title are those of a tree that keeps it."""
     assert PARSER_OPTIONS["remove_blank_text"]
-    page = extract_html(body, charset)
-    keeping = etree.HTMLParser(**{**PARSER_OPTIONS, "remove_blank_text": False})
+    assert extract_html(body, charset) == _extracted_with(
+        {"remove_blank_text": False}, body, charset
+    )
+
+
+def _extracted_with(options: dict[str, bool], body: bytes, charset: str | None) -> Page:
+    """What extraction gives with the parser's options changed."""
     saved = getattr(_local, "parser", None)
-    _local.parser = keeping
+    _local.parser = etree.HTMLParser(**{**PARSER_OPTIONS, **options})
     try:
-        kept = extract_html(body, charset)
+        return extract_html(body, charset)
     finally:
         _local.parser = saved
-    assert page == kept
+
+
+# ids written every way a page may hold them, again and again, in places that drop them
+ID_PIECES = [
+    "<p id=a>", "<p id=a>", "<div id='b c'>", "<span id=\"\">", "<a name=a>", "<a id=n name=n>",
+    "<template id=t><p id=u></template>", "<div data-linkpatrol-ignore id=i><p id=j></div>",
+    "<svg><g id=g></g></svg>", "<p ID=Up>", "<p id=&amp;>", "<a href=#a>", "<a href=#j>",
+]  # fmt: skip
+
+
+@examples(300)
+@given(
+    st.one_of(
+        documents,
+        st.lists(st.sampled_from(ID_PIECES + HTML_PIECES), max_size=60).map(
+            lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
+        ),
+    ),
+    charsets,
+)
+def test_ids_left_out_of_the_parsers_table_change_nothing_extracted(
+    body: bytes, charset: str | None
+) -> None:
+    """The parser keeps no table of ids, for speed: links, lines, anchors, base and title
+    are those of a parser that keeps one, whatever ids a page repeats or hides."""
+    assert PARSER_OPTIONS["collect_ids"] is False
+    assert extract_html(body, charset) == _extracted_with({"collect_ids": True}, body, charset)
 
 
 @examples(300)
