@@ -1,8 +1,8 @@
 """The build backend: setuptools, which fetches mypy only for a build that compiles.
 
 The default build is plain Python and needs setuptools alone; ``LINKPATROL_COMPILE=1``
-asks for the compiled one (setup.py), and only then is mypy, whose mypyc does the
-compiling, worth its download.
+asks for the compiled one (setup.py), and only then are mypy, whose mypyc does the
+compiling, and lxml, whose headers the walk in C is built against, worth their download.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ __all__ = [
 
 COMPILE_VARIABLE = "LINKPATROL_COMPILE"
 MYPY = "mypy>=1.10"
+LXML = "lxml>=5.0"  # the headers of its C API, for the walk of extraction in C
 
 
 def compiling(environ: Mapping[str, str] = os.environ) -> bool:
@@ -43,4 +44,4 @@ def compiling(environ: Mapping[str, str] = os.environ) -> bool:
 
 def get_requires_for_build_wheel(config_settings: object = None) -> list[str]:
     requires: list[str] = build_meta.get_requires_for_build_wheel(config_settings)
-    return [*requires, MYPY] if compiling() else requires
+    return [*requires, MYPY, LXML] if compiling() else requires

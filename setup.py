@@ -81,10 +81,24 @@ def extensions(argv: Sequence[str], environ: Mapping[str, str]) -> list[object]:
     groups = [(paths, name) for name, paths in GROUPS.items()]
     every = [path for paths in GROUPS.values() for path in paths]
     try:
-        return list(mypycify(every, opt_level=OPT_LEVEL, separate=groups))
+        compiled = list(mypycify(every, opt_level=OPT_LEVEL, separate=groups))
     except (Exception, SystemExit) as exc:  # mypyc could not translate them (it may exit)
         print(f"linkpatrol: not compiled ({exc}); installing plain Python", file=sys.stderr)
         return []
+    return [*compiled, *walker()]
+
+
+def walker() -> list[object]:
+    """The walk of extraction in C (linkpatrol/_walk.c), built against the headers lxml
+    ships: without it, extraction walks lxml's elements, to the same result."""
+    try:
+        import lxml
+    except ImportError:
+        print("linkpatrol: lxml's headers not found; the walk stays Python", file=sys.stderr)
+        return []
+    from setuptools import Extension
+
+    return [Extension("linkpatrol._walk", ["linkpatrol/_walk.c"], include_dirs=lxml.get_include())]
 
 
 if __name__ == "__main__":

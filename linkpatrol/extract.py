@@ -14,10 +14,10 @@ import functools
 import html
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lxml import etree
 
@@ -124,6 +124,13 @@ _LOADING_RELS = frozenset(
 _XLINK_TAGS = frozenset({"a", "image", "use"})
 _OTHER_TAGS = frozenset({"input", "meta", "style", "base", "title"})
 _LINK_ELEMENTS = (*_LINK_ATTRS, *_OTHER_TAGS)  # all that may hold a link but a style attribute
+# The attributes read of those elements, and the elements read further (title's text,
+# style's CSS)
+_READ = (
+    *dict.fromkeys(name for names in _LINK_ATTRS.values() for name in names),
+    *("xlink:href", "name", "rel", "type", "http-equiv", "content", "style"),
+)
+_KEPT = frozenset({"title", "style"})
 # Each style attribute's value as the tokenizer reads it, and more ("style=" in text): one
 # that may hold a link (see css.py), written out or with character references, makes every
 # element be gone through.
@@ -786,11 +793,11 @@ def _drop_templates(root: etree._Element, anchors: set[str]) -> None:
             parent.remove(template)
 
 
-def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tuple[str, str]]:
+def _attribute_links(attrs: _Attributes, names: tuple[str, ...]) -> list[tuple[str, str]]:
     """(attribute, url) pairs in a fixed attribute order, srcset split into candidates."""
     found: list[tuple[str, str]] = []
     for name in names:
-        value = element.get(name)
+        value = attrs.get(name)
         if value is None:
             continue
         if name == "srcset" or name == "imagesrcset":
@@ -803,31 +810,75 @@ def _attribute_links(element: etree._Element, names: tuple[str, ...]) -> list[tu
     return found
 
 
-def _link_rels(element: etree._Element) -> tuple[bool, int]:
+def _link_rels(attrs: _Attributes) -> tuple[bool, int]:
     """(whether a <link> only asks to get a connection ready, the kind of its links).
 
     One that gets a connection ready names a server, which need not answer anything at its
     root (https://fonts.gstatic.com answers 404); one of a stylesheet, an icon or a preload
     is loaded into the page."""
-    rels = frozenset((element.get("rel") or "").lower().split())
+    rels = frozenset((attrs.get("rel") or "").lower().split())
     return bool(rels) and rels <= _SERVER_HINTS, (
         _SUBRESOURCE if rels & _LOADING_RELS else _NAVIGATION
     )
 
 
-def _special_links(element: etree._Element, tag: str) -> list[tuple[str, str]]:
+def _special_links(attrs: _Attributes, tag: str) -> list[tuple[str, str]]:
     """Links of elements whose attributes count only in some cases."""
     if tag == "input":
-        kind = (element.get("type") or "").strip(HTML_SPACE).lower()
-        return _attribute_links(element, ("src",)) if kind == "image" else []
+        kind = (attrs.get("type") or "").strip(HTML_SPACE).lower()
+        return _attribute_links(attrs, ("src",)) if kind == "image" else []
     if tag == "meta":
-        equiv = (element.get("http-equiv") or "").strip(HTML_SPACE).lower()
-        content = element.get("content")
+        equiv = (attrs.get("http-equiv") or "").strip(HTML_SPACE).lower()
+        content = attrs.get("content")
         if equiv == "refresh" and content is not None:
             target = _refresh_url(content)
             if target is not None:
                 return [("content", target)]
     return []
+
+
+# What the walk gives of an element: tag, line as libxml2 reports it, attributes, and
+# the element itself where more of it is read (see _KEPT)
+_Attributes = Mapping[str, str]
+_Item = tuple[str, "int | None", _Attributes, Any]
+
+
+def _walk_lxml(root: etree._Element, every: bool) -> tuple[Iterable[_Item], list[str]]:
+    """The elements that may hold links (or every element), and every element's id, read
+    through lxml's elements."""
+    elements = root.iter() if every else root.iter(*_LINK_ELEMENTS)
+    items = (
+        (element.tag, element.sourceline, element.attrib, element)
+        for element in elements
+        if isinstance(element.tag, str)
+    )
+    return items, _IDS(root)
+
+
+def _walk(root: etree._Element, every: bool) -> tuple[Iterable[_Item], list[str]]:
+    """The walk over the tree: in C where the build has it, which reads the same without
+    making an lxml element of each."""
+    if _native_walk is None:
+        return _walk_lxml(root, every)
+    return _native_walk(root, None if every else _LINK_TAGS, _READ, _KEPT)
+
+
+_LINK_TAGS = frozenset(_LINK_ELEMENTS)
+_NativeWalk = Callable[
+    [etree._Element, "frozenset[str] | None", tuple[str, ...], frozenset[str]],
+    tuple[Iterable[_Item], list[str]],
+]
+
+
+def _native() -> _NativeWalk | None:
+    try:
+        from linkpatrol._walk import walk
+    except ImportError:  # a plain Python build
+        return None
+    return walk
+
+
+_native_walk = _native()
 
 
 class _Collector:
@@ -843,28 +894,28 @@ class _Collector:
         self.title: str | None = None
         self.locator = locator
 
-    def head_element(self, element: etree._Element, tag: str) -> None:
+    def head_element(self, element: Any, attrs: _Attributes, tag: str) -> None:
         if tag == "title":
             if self.title is None:
                 self.title = "".join(element.itertext()).strip()
         elif tag == "base" and not self.seen_base:
-            href = element.get("href")
+            href = attrs.get("href")
             if href is not None:
                 self.seen_base = True
                 self.base_href = href.strip(HTML_SPACE) or None
 
     def add(
         self,
-        element: etree._Element,
-        tag: str,
+        item: _Item,
         found: list[tuple[str, str]],
         style: str | None,
         kind: int = _NAVIGATION,
     ) -> None:
         links = self.links
+        tag, line, _, element = item
         if style is None and tag != "style":  # most elements: attributes only
             if found:
-                start = self.locator.locate(tag, element.sourceline, found[0][1])[0]
+                start = self.locator.locate(tag, line, found[0][1])[0]
                 for attr, url in found:
                     links.append(_link((url, start, tag, attr, kind)))
             return
@@ -874,7 +925,7 @@ class _Collector:
         if not found and not style_urls and not block_urls:
             return
         first_value = found[0][1] if found else style
-        start, end = self.locator.locate(tag, element.sourceline, first_value)
+        start, end = self.locator.locate(tag, line, first_value)
         for attr, url in found:
             links.append(_link((url, start, tag, attr, kind)))
         for url, _ in style_urls:
@@ -915,44 +966,37 @@ def _extract(body: bytes, encoding: str) -> Page:
         _drop_ignored(root, anchors)
 
     # Most pages have no style attribute that can hold a link: then only the elements that
-    # may hold links are gone through, and the ids are gathered by libxml2 itself.
+    # may hold links are gone through.
     every = _style_may_link(low)
     xlinks = b"xlink:href" in low
-    if not every:
-        anchors.update(ident for ident in _IDS(root) if ident)
-    for element in root.iter() if every else root.iter(*_LINK_ELEMENTS):
-        tag = element.tag
-        if not isinstance(tag, str):
-            continue
-        style = None
-        if every:
-            ident = element.get("id")
-            if ident:
-                anchors.add(ident)
-            style = element.get("style")
+    items, ids = _walk(root, every)
+    anchors.update(ident for ident in ids if ident)
+    for item in items:
+        tag, _, attrs, element = item
+        style = attrs.get("style") if every else None
         names = _LINK_ATTRS.get(tag)
         if names is not None:
             kind = _SUBRESOURCE if tag in _LOADED_TAGS else _NAVIGATION
             if tag == "a":
-                name = element.get("name")
+                name = attrs.get("name")
                 if name:
                     anchors.add(name)
             elif tag == "link":
-                server, kind = _link_rels(element)
+                server, kind = _link_rels(attrs)
                 if server:
                     names = ()
-            found = _attribute_links(element, names)
-            if not found and xlinks and tag in _XLINK_TAGS and element.get("href") is None:
-                found = _attribute_links(element, ("xlink:href",))
-            collector.add(element, tag, found, style, kind)
+            found = _attribute_links(attrs, names)
+            if not found and xlinks and tag in _XLINK_TAGS and attrs.get("href") is None:
+                found = _attribute_links(attrs, ("xlink:href",))
+            collector.add(item, found, style, kind)
         elif tag in _OTHER_TAGS:
             if tag == "title" or tag == "base":
-                collector.head_element(element, tag)
+                collector.head_element(element, attrs, tag)
             else:
                 kind = _SUBRESOURCE if tag in _LOADED_TAGS else _NAVIGATION
-                collector.add(element, tag, _special_links(element, tag), style, kind)
+                collector.add(item, _special_links(attrs, tag), style, kind)
         elif style is not None:
-            collector.add(element, tag, [], style)
+            collector.add(item, [], style)
     page = collector.page(encoding)
     markers = _markers_in(low, 1)
     if markers:

@@ -66,7 +66,10 @@ def test_asked_to_compile_the_build_translates_each_group(
     [(paths, options)] = mypyc.calls
     grouped = [path for group in setup.GROUPS.values() for path in group]
     assert paths == grouped
-    assert built == [f"extension of {path}" for path in grouped]
+    *translated, walker = built
+    assert translated == [f"extension of {path}" for path in grouped]
+    assert walker.name == "linkpatrol._walk"
+    assert all((ROOT / source).is_file() for source in walker.sources)
     assert options["separate"] == [(group, name) for name, group in setup.GROUPS.items()]
     for path in grouped:
         assert (ROOT / path).is_file(), path
@@ -87,7 +90,7 @@ def test_mypy_is_fetched_only_for_a_build_that_compiles(monkeypatch: pytest.Monk
     monkeypatch.delenv("LINKPATROL_COMPILE", raising=False)
     assert backend.get_requires_for_build_wheel() == ["wheel"]
     monkeypatch.setenv("LINKPATROL_COMPILE", "1")
-    assert backend.get_requires_for_build_wheel() == ["wheel", backend.MYPY]
+    assert backend.get_requires_for_build_wheel() == ["wheel", backend.MYPY, backend.LXML]
     system = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]
     assert system["build-backend"] == "build_backend"
     assert not any(r.startswith("mypy") for r in system["requires"])
