@@ -343,17 +343,29 @@ _QUOTED_GT_RE = re.compile(rb"""=[ \t\n\r\f]*+(?:"[^">]*+>|'[^'>]*+>)""")
 _NOT_TAG_EDGE = bytes(sorted(set(range(256)) - set(b"<>\n")))
 
 
-def _one_line_tags_before(low: bytes) -> int:
+class _Edges(NamedTuple):
+    """What both searches for places where a tag may span lines start from, found once."""
+
+    tags: bytes  # what is left of the page of '<', '>' and newlines
+    quoted: int  # where the first quoted value with a '>' is, or -1
+
+    @classmethod
+    def of(cls, low: bytes) -> _Edges:
+        quoted = _QUOTED_GT_RE.search(low)
+        return cls(low.translate(None, _NOT_TAG_EDGE), quoted.start() if quoted else -1)
+
+
+def _one_line_tags_before(low: bytes, edges: _Edges | None = None) -> int:
     """A line before which every start tag in the source starts and ends on one line."""
-    edges = low.translate(None, _NOT_TAG_EDGE)
+    if edges is None:
+        edges = _Edges.of(low)
     # of a tag with a newline before its '>', what is left once only '<', '>' and
     # newlines are: its '<' (and any other '<' before the newline), then the newline.
     # Most pages have none, and the search for it by pattern is then not made.
-    newline = _NEWLINE_IN_TAG_RE.search(low) if b"<\n" in edges else None
-    quoted = _QUOTED_GT_RE.search(low)
-    if newline is None and quoted is None:
-        return min(edges.count(b"\n") + 1, _LINE_CAP)  # every newline is left
-    first = min(m.start() for m in (newline, quoted) if m is not None)
+    newline = _NEWLINE_IN_TAG_RE.search(low) if b"<\n" in edges.tags else None
+    if newline is None and edges.quoted < 0:
+        return min(edges.tags.count(b"\n") + 1, _LINE_CAP)  # every newline is left
+    first = min(at for at in (newline.start() if newline else -1, edges.quoted) if at >= 0)
     return min(low.count(b"\n", 0, first) + 1, _LINE_CAP)
 
 
@@ -367,7 +379,7 @@ _NAME_RE = re.compile(rb"[^ \t\n\r\f/>]*+")
 _SPANNING_WORK = 4
 
 
-def _spanning_lines(low: bytes) -> tuple[list[int], list[int]]:
+def _spanning_lines(low: bytes, edges: _Edges | None = None) -> tuple[list[int], list[int]]:
     """The line ranges (first lines, last lines; merged, in order) outside which every
     start tag starts and ends on one line.
 
@@ -377,6 +389,8 @@ def _spanning_lines(low: bytes) -> tuple[list[int], list[int]]:
     first newline, so its lines are within a range. The work is bounded: once the tags
     read add up to a multiple of the page, all from there on is taken for one range.
     """
+    if edges is None:
+        edges = _Edges.of(low)
     size = len(low)
     budget = _SPANNING_WORK * size + 1024
     cut = size  # where the bound was reached: all from there on spans
@@ -392,16 +406,22 @@ def _spanning_lines(low: bytes) -> tuple[list[int], list[int]]:
         spans.append((at, close))
         return True
 
-    for match in _NEWLINE_IN_TAG_RE.finditer(low):
+    # Each match ends a line, whose '<' and '>' end in '<' (see _one_line_tags_before): no
+    # more are looked for once there have been as many as such lines.
+    lines_left = edges.tags.count(b"<\n")
+    for match in _NEWLINE_IN_TAG_RE.finditer(low) if lines_left else ():
+        lines_left -= 1
         for start in _TAG_START_RE.finditer(low, match.start(), match.end()):
             at = start.start()
             name = _NAME_RE.match(low, at + 1)
             end = name.end() if name is not None else at + 1
             if not read_on(at, _TAG_REST_RE.match(low, end)):
                 break
-        if cut < size:
+        if cut < size or not lines_left:
             break
-    for match in _SPANNING_VALUE_RE.finditer(low, 0, cut):
+    # the searches match at the same '=': none before the first
+    values = _SPANNING_VALUE_RE.finditer(low, edges.quoted, cut) if edges.quoted >= 0 else ()
+    for match in values:
         double = match.start(1) >= 0
         quote = low.find(b'"' if double else b"'", match.end(1 if double else 2))
         if not read_on(match.start(), _TAG_REST_RE.match(low, quote + 1) if quote >= 0 else None):
@@ -437,6 +457,7 @@ class _Locator:
     __slots__ = (
         "_behind",
         "_data",
+        "_edges",
         "_line",
         "_low",
         "_one_line_below",
@@ -450,7 +471,8 @@ class _Locator:
         self._low = low
         self._pos = 0
         self._line = 1
-        self._one_line_below = _one_line_tags_before(low)
+        self._edges = _Edges.of(low)
+        self._one_line_below = _one_line_tags_before(low, self._edges)
         self._spanning: tuple[list[int], list[int]] | None = None  # found when first needed
         # the last tag taken at its reported line, which the reading has not passed yet
         self._behind: tuple[str, int] | None = None
@@ -466,7 +488,7 @@ class _Locator:
         if reported is not None and not capped:
             spanning = self._spanning
             if spanning is None:
-                spanning = self._spanning = _spanning_lines(self._low)
+                spanning = self._spanning = _spanning_lines(self._low, self._edges)
             firsts, lasts = spanning
             at = bisect.bisect_right(firsts, reported) - 1
             if at < 0 or lasts[at] < reported:

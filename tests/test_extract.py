@@ -10,6 +10,7 @@ from linkpatrol.extract import (
     _QUOTED_GT_RE,
     Link,
     Page,
+    _Edges,
     _one_line_tags_before,
     _spanning_lines,
     css_urls,
@@ -478,6 +479,16 @@ def test_the_lines_where_tags_span_lines_are_found_in_bounded_time() -> None:
     assert _spanning_lines(source) == ([1], [12])
 
 
+@FAST
+@given(st.lists(st.sampled_from([b"<", b">", b"\n", b"=", b'"', b"'", b" ", b"a", b"/", b"<a"])))
+def test_the_spanning_lines_are_those_of_searches_with_no_shortcut(pieces: list[bytes]) -> None:
+    """Stopping once every line that may end inside a tag was seen, and reading quoted
+    '>' from the first the page has on, finds the same ranges."""
+    source = b"".join(pieces)
+    no_shortcut = _Edges(tags=b"<\n" * (source.count(b"\n") + 1), quoted=0)
+    assert _spanning_lines(source) == _spanning_lines(source, no_shortcut)
+
+
 _PIECES = [
     *(b"<", b">", b"\n", b"=", b'"', b"'", b" ", b"x", b"/", b"<a", b"<a href=/u", b"<img src=u"),
     *(b"<!--", b"-->", b"<script>", b"</script>", b"<a title='a>b' href=/v>"),
@@ -493,7 +504,7 @@ def test_the_lines_outside_spanning_tags_change_no_line(pieces: list[bytes]) -> 
     page = extract_html(source)
     everywhere = ([1], [1_000_000])
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(extract, "_spanning_lines", lambda low: everywhere)
+        patch.setattr(extract, "_spanning_lines", lambda low, edges=None: everywhere)
         assert triples(extract_html(source)) == triples(page)
 
 
