@@ -10,7 +10,8 @@
  *
  *   items  for each element wanted, in document order from the root:
  *          (tag, line or None, {name: value} of the names it has, element or None)
- *   ids    every element's non-empty id attribute, in document order
+ *   ids    every element's non-empty id attribute, in document order, in the whole
+ *          document as XPath's //@id has them (libxml2 may leave content after the root)
  *
  * Tags, lines and values are what lxml gives for the same elements (element.tag,
  * element.sourceline, element.get(name)): values are read through lxml's public C API,
@@ -159,9 +160,12 @@ read_attributes(Walk *walk, xmlNode *node, PyObject *ids, PyObject *attrs)
     return 0;
 }
 
+/* items is NULL outside the root: only the ids are read there. */
 static int
 visit(Walk *walk, struct LxmlDocument *doc, xmlNode *node, PyObject *items, PyObject *ids)
 {
+    if (items == NULL)
+        return read_attributes(walk, node, ids, NULL);
     PyObject *tag;
     int wanted, kept;
     if (tag_of(walk, node, &tag, &wanted, &kept) < 0)
@@ -200,6 +204,41 @@ visit(Walk *walk, struct LxmlDocument *doc, xmlNode *node, PyObject *items, PyOb
     int failed = PyList_Append(items, item) < 0;
     Py_DECREF(item);
     return failed ? -1 : 0;
+}
+
+/* Every element of the tree from start, in document order; items only from top's. */
+static int
+traverse(Walk *walk, struct LxmlDocument *doc, xmlNode *start, xmlNode *top, PyObject *items,
+         PyObject *ids)
+{
+    int inside = 0;
+    xmlNode *node = start;
+    while (node != NULL) {
+        if (node->type == XML_ELEMENT_NODE) {
+            if (node == top)
+                inside = 1;
+            if (visit(walk, doc, node, inside ? items : NULL, ids) < 0)
+                return -1;
+            if (node->children != NULL) {
+                node = node->children;
+                continue;
+            }
+        }
+        for (;;) { /* node and all within it are done */
+            if (node == top)
+                inside = 0;
+            if (node == start)
+                return 0;
+            if (node->next != NULL) {
+                node = node->next;
+                break;
+            }
+            node = node->parent;
+            if (node == NULL)
+                return 0;
+        }
+    }
+    return 0;
 }
 
 static PyObject *
@@ -253,26 +292,13 @@ walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
     struct LxmlElement *element = (struct LxmlElement *)root;
     xmlNode *top = element->_c_node;
-    xmlNode *node = top;
-    while (node != NULL) {
-        if (node->type == XML_ELEMENT_NODE) {
-            if (visit(state, element->_doc, node, items, ids) < 0)
+    if (top->doc != NULL && top->doc->children != NULL) {
+        for (xmlNode *tree = top->doc->children; tree != NULL; tree = tree->next) {
+            if (traverse(state, element->_doc, tree, top, items, ids) < 0)
                 goto done;
-            if (node->children != NULL) {
-                node = node->children;
-                continue;
-            }
         }
-        if (node == top)
-            break;
-        while (node->next == NULL) {
-            node = node->parent;
-            if (node == NULL || node == top)
-                break;
-        }
-        if (node == NULL || node == top)
-            break;
-        node = node->next;
+    } else if (traverse(state, element->_doc, top, top, items, ids) < 0) {
+        goto done;
     }
     result = PyTuple_Pack(2, items, ids);
 done:

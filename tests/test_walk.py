@@ -32,6 +32,7 @@ ATTRIBUTE_PIECES = [
     "<title>one</title><title>two</title>", "<svg><title>in svg</title></svg>",
     "<meta http-equiv=refresh content='1; url=/m'>", "<a href=/e&#x20;x>", "<a id=&lt;>",
     "<area href=/ar>", "<frame src=/f>", "<iframe src=/if></iframe>", "<embed src=/em>",
+    "</body></html><h2 id=after>", "</html><a href=/late id=late>",  # libxml2 leaves these
 ]  # fmt: skip
 PIECES = HTML_PIECES + BLANK_PIECES + ID_PIECES + ATTRIBUTE_PIECES
 
@@ -48,6 +49,11 @@ def capped_page() -> bytes:
     """Links past line 65535, where libxml2 stops counting and the proxy's line is read."""
     head = b"<html><body>\n" + b"<p>x</p>\n" * 70_000
     return head + b"<a href=/far>far</a>\n<p>\n<img\nsrc=/farther.png>"
+
+
+def after_the_root() -> bytes:
+    """Content after </html>, which libxml2 leaves beside the root: its ids count."""
+    return b"<!doctype html><html><body><a href=/in>in</a></body></html><h2 id=here>x</h2>"
 
 
 def fixture_pages() -> list[bytes]:
@@ -109,7 +115,7 @@ print(compared)
 
 
 def test_the_c_walk_reads_what_the_walk_over_lxml_reads(tmp_path: Path) -> None:
-    pages = [capped_page(), *fixture_pages(), *made_pages(600, seed=35)]
+    pages = [capped_page(), after_the_root(), *fixture_pages(), *made_pages(600, seed=35)]
     corpus = tmp_path / "pages.pickle"
     corpus.write_bytes(pickle.dumps(pages))
     script = tmp_path / "compare.py"
