@@ -122,25 +122,20 @@ read_attributes(Walk *walk, xmlNode *node, PyObject *ids, PyObject *attrs)
         if (attr->ns != NULL || attr->name == NULL)
             continue;
         const char *name = (const char *)attr->name;
-        Py_ssize_t index = -1;
         int is_id = strcmp(name, "id") == 0;
-        if (attrs != NULL) {
-            for (Py_ssize_t i = 0; i < walk->name_count; i++) {
-                if (strcmp(name, walk->names[i]) == 0) {
-                    index = i;
-                    break;
-                }
+        PyObject *key = NULL; /* the name read, if it is one and not read yet */
+        for (Py_ssize_t i = 0; attrs != NULL && i < walk->name_count; i++) {
+            if (strcmp(name, walk->names[i]) == 0) {
+                int has = PyDict_Contains(attrs, walk->name_objects[i]);
+                if (has < 0)
+                    return -1;
+                if (!has) /* the first of a name is the one lxml reads */
+                    key = walk->name_objects[i];
+                break;
             }
         }
-        if (!is_id && index < 0)
+        if (!is_id && key == NULL)
             continue;
-        if (index >= 0) {
-            int has = PyDict_Contains(attrs, walk->name_objects[index]);
-            if (has < 0)
-                return -1;
-            if (has && !is_id)
-                continue; /* the first of a name is the one lxml reads */
-        }
         PyObject *value = attributeValueFromNsName(node, NULL, attr->name);
         if (value == NULL)
             return -1;
@@ -151,8 +146,8 @@ read_attributes(Walk *walk, xmlNode *node, PyObject *ids, PyObject *attrs)
         int failed = 0;
         if (is_id && PyUnicode_GET_LENGTH(value) > 0)
             failed = PyList_Append(ids, value) < 0;
-        if (!failed && index >= 0 && !PyDict_Contains(attrs, walk->name_objects[index]))
-            failed = PyDict_SetItem(attrs, walk->name_objects[index], value) < 0;
+        if (!failed && key != NULL)
+            failed = PyDict_SetItem(attrs, key, value) < 0;
         Py_DECREF(value);
         if (failed)
             return -1;

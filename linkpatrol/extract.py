@@ -124,6 +124,7 @@ _LOADING_RELS = frozenset(
 _XLINK_TAGS = frozenset({"a", "image", "use"})
 _OTHER_TAGS = frozenset({"input", "meta", "style", "base", "title"})
 _LINK_ELEMENTS = (*_LINK_ATTRS, *_OTHER_TAGS)  # all that may hold a link but a style attribute
+_LINK_TAGS = frozenset(_LINK_ELEMENTS)
 # The attributes read of those elements, and the elements read further (title's text,
 # style's CSS)
 _READ = (
@@ -870,9 +871,9 @@ def _walk_lxml(root: etree._Element, every: bool) -> tuple[Iterable[_Item], list
     through lxml's elements."""
     elements = root.iter() if every else root.iter(*_LINK_ELEMENTS)
     items = (
-        (element.tag, element.sourceline, element.attrib, element)
+        (tag, element.sourceline, element.attrib, element)
         for element in elements
-        if isinstance(element.tag, str)
+        if isinstance(tag := element.tag, str)
     )
     return items, _IDS(root)
 
@@ -885,7 +886,6 @@ def _walk(root: etree._Element, every: bool) -> tuple[Iterable[_Item], list[str]
     return _native_walk(root, None if every else _LINK_TAGS, _READ, _KEPT)
 
 
-_LINK_TAGS = frozenset(_LINK_ELEMENTS)
 _NativeWalk = Callable[
     [etree._Element, "frozenset[str] | None", tuple[str, ...], frozenset[str]],
     tuple[Iterable[_Item], list[str]],
