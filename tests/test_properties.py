@@ -747,16 +747,18 @@ BLANK_PIECES = [
 ]  # fmt: skip
 
 
-@examples(400)
-@given(
-    st.one_of(
+def documents_with(pieces: list[str]) -> st.SearchStrategy[bytes]:
+    """Any document, or one made of these pieces and the usual ones."""
+    return st.one_of(
         documents,
-        st.lists(st.sampled_from(BLANK_PIECES + HTML_PIECES), max_size=60).map(
+        st.lists(st.sampled_from(pieces + HTML_PIECES), max_size=60).map(
             lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
         ),
-    ),
-    charsets,
-)
+    )
+
+
+@examples(400)
+@given(documents_with(BLANK_PIECES), charsets)
 def test_white_space_left_out_of_the_tree_changes_nothing_extracted(
     body: bytes, charset: str | None
 ) -> None:
@@ -787,15 +789,7 @@ ID_PIECES = [
 
 
 @examples(300)
-@given(
-    st.one_of(
-        documents,
-        st.lists(st.sampled_from(ID_PIECES + HTML_PIECES), max_size=60).map(
-            lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
-        ),
-    ),
-    charsets,
-)
+@given(documents_with(ID_PIECES), charsets)
 def test_ids_left_out_of_the_parsers_table_change_nothing_extracted(
     body: bytes, charset: str | None
 ) -> None:
