@@ -795,6 +795,15 @@ def without_marked(links: list[Link], markers: list[Marker]) -> list[Link]:
     return kept
 
 
+def gather_trailing(root: etree._Element) -> None:
+    """Put what follows ``</html>`` at the end of the root element, where a browser has it.
+
+    libxml2 leaves such content beside the root, in an ``<html>`` element of its own, so a
+    walk of the root's tree would miss its links, ids, base and title."""
+    for element in [e for e in root.itersiblings() if isinstance(e.tag, str)]:
+        root.append(element)
+
+
 def _drop_ignored(root: etree._Element, anchors: set[str]) -> None:
     """Elements marked to be ignored go, with all within them: none of their links is
     checked, but their ids (and ``<a name>``) are still there for fragments to find."""
@@ -979,6 +988,7 @@ def _extract(body: bytes, encoding: str) -> Page:
         root = etree.fromstring(data, parser)
     if root is None:
         return _empty(encoding)
+    gather_trailing(root)
     low = data.lower()
     collector = _Collector(_Locator(data, low))
     anchors = collector.anchors

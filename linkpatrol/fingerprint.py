@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
-from linkpatrol.extract import sniff_encoding
+from linkpatrol.extract import gather_trailing, sniff_encoding
 from linkpatrol.model import Look
 
 HASH_BITS = 64
@@ -53,6 +53,7 @@ def look_of(body: bytes, charset: str | None, url: str) -> Look:
     if text.strip():
         root = etree.fromstring(text.encode("utf-8"), etree.HTMLParser(encoding="utf-8"))
         if root is not None:
+            gather_trailing(root)
             for element in root.iter(*_HIDDEN):
                 element.clear(keep_tail=True)
             found = root.find(".//title")

@@ -531,6 +531,36 @@ def test_lines_beyond_libxml2_limit() -> None:
     ]
 
 
+AFTER_HTML = b"""<!DOCTYPE html>
+<html><head></head><body><p id="top">top</p>
+<a href="/in.html">in</a>
+</body></html>
+<a href="/after.html" id="late">after</a><img
+src="/late.png"><title>Late title</title>
+<!-- a comment -->
+</body></html>
+<div style="background:url(/late-style.png)"><a name="named" href="#late">x</a></div>
+<base href="/base/"><template id="inert"><a href="/inert.html">no</a></template>
+<p data-linkpatrol-ignore><a href="/ignored.html" id="kept">no</a></p>
+"""
+
+
+def test_what_follows_the_end_of_html_is_read_as_a_browser_reads_it() -> None:
+    """libxml2 leaves content after </html> beside the root element; a browser puts it at
+    the end of the body, so its links, ids, base and title count as the rest do."""
+    page = extract_html(AFTER_HTML)
+
+    assert triples(page) == [
+        ("/in.html", 3, "a", "href"),
+        ("/after.html", 5, "a", "href"),
+        ("/late.png", 5, "img", "src"),
+        ("/late-style.png", 9, "div", "style"),
+        ("#late", 9, "a", "href"),
+    ]
+    assert page.anchors == {"top", "late", "named", "inert", "kept"}
+    assert (page.base_href, page.title) == ("/base/", "Late title")
+
+
 @pytest.mark.parametrize("filler", [0, 70_000])
 def test_wrapped_tag_after_many_tags_of_its_name_without_links(filler: int) -> None:
     body = (

@@ -58,6 +58,9 @@ ALL_TAGS: list[tuple[str, list[str]]] = [
     ('<img src="/l/comment2.png">', []),
     ("-->", []),
     ("</body></html>", []),
+    # what follows the end is in the body for a browser, and so for the check
+    ('<a href="/l/after-html.html">after the end</a>', ["/l/after-html.html"]),
+    ('<img src="/l/after-html.png"></body></html>', ["/l/after-html.png"]),
 ]
 NOT_LINKS = [
     "/l/comment.html",

@@ -251,6 +251,10 @@ def test_an_echoed_path_is_the_same_look_and_an_article_of_the_template_is_not()
     # scripts and styles are not text; the title is not the text
     assert look(layout("T", "<script>var x = 1;</script><p>hi</p>"), "/x").title == "T"
     assert "var" not in str(look(layout("T", "<p>hi</p>"), "/x"))
+    # text after </html> is the page's, as a browser shows it
+    assert look("<p>hi</p></html><p>more words</p>", "/x") == look(
+        "<p>hi</p><p>more words</p>", "/x"
+    )
 
 
 class TrapSite(Site):
