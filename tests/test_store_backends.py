@@ -28,6 +28,7 @@ import pytest
 import linkpatrol.store.frontier as frontier
 import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, RobotsState, State, StoreError
+from linkpatrol.report import missing_anchors
 from linkpatrol.store import Discovered, Outcome, PassLimits, SiteRecord, Store, Task, open_store
 from linkpatrol.store.postgres import PostgresStore
 from linkpatrol.store.sql import SCHEMA_VERSION
@@ -138,6 +139,53 @@ def observable(store: Store, pass_id: int) -> dict[str, Any]:
 
 
 # ---- both backends ----------------------------------------------------------------------
+
+
+# a small site of fragments: each page's links (with their fragments) and its anchors
+FRAGMENTS: dict[str, tuple[list[tuple[str, int, str]], frozenset[str]]] = {
+    f"{H}/": ([(f"{H}/a", 3, "x"), (f"{H}/a", 4, "gone"), (f"{H}/b", 5, "top")], frozenset()),
+    f"{H}/a": (
+        [(f"{H}/a", 2, "gone"), (f"{H}/", 7, "gone"), (f"{H}/old", 8, "y")],
+        frozenset({"x"}),
+    ),
+    f"{H}/b": (
+        [(f"{H}/a", 1, "gone"), (f"{H}/a", 1, "x"), (f"{H}/old", 3, "nope")],
+        frozenset(),
+    ),
+    f"{H}/new": ([(f"{H}/new", 9, "caf%C3%A9")], frozenset({"y", "café"})),
+}
+
+
+def fragment_answer(task: Task) -> Outcome:
+    if task.url == f"{H}/old":
+        return answer(task)  # a redirect to /new
+    links, anchors = FRAGMENTS[task.url]
+    found = [Discovered(url, line, Action.PARSE, fragment=f) for url, line, f in links]
+    return ok(task, anchors=anchors, links=found, parsed=True)
+
+
+@pytest.mark.backends
+def test_missing_anchors_are_found_once_per_target_with_every_link_to_them(
+    store: Store,
+) -> None:
+    """Through a redirect too: page#x where page redirects lands on its target's #x."""
+    info = store.begin_pass([f"{H}/"], T0)
+    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
+    for _ in range(20):
+        tasks = claim_all(store, info.id)
+        if not tasks:
+            break
+        store.complete(info.id, [fragment_answer(t) for t in tasks], T0)
+    store.end_run(info.id, 1.5, T0 + 2, store.pending(info.id) == 0, None)
+
+    missing = {e.url: [tuple(r) for r in e.referrers] for e in missing_anchors(store, info.id)}
+
+    assert missing == {
+        f"{H}/a#gone": [(f"{H}/", 4), (f"{H}/a", 2), (f"{H}/b", 1)],
+        f"{H}/#gone": [(f"{H}/a", 7)],
+        f"{H}/new#nope": [(f"{H}/b", 3)],
+    }
+    assert [e.url for e in missing_anchors(store, info.id)] == list(missing)
 
 
 @pytest.mark.backends

@@ -616,12 +616,18 @@ def anchor_found(fragment: str, anchors: Anchors) -> bool:
 
 def missing_anchors(store: ReadMemory, pass_id: int) -> list[Entry]:
     """One broken entry per ``page#fragment`` linked in the pass that the page lacks; the
-    page's own details (action, content type, when checked) are left for the caller."""
+    page's own details (action, content type, when checked) are left for the caller.
+
+    Each fragment is looked for once per target, however many pages link to it; only the
+    links to the missing ones are read."""
+    missing = [
+        ((target, fragment), f"{page}#{fragment}")
+        for target, page, fragment, anchors in store.fragments(pass_id)
+        if not anchor_found(fragment, anchors)
+    ]
+    referrers = store.fragment_referrers(pass_id, [linked for linked, _ in missing])
     found: dict[str, Entry] = {}
-    for src, line, dst, fragment, anchors in store.fragment_links(pass_id):
-        if anchor_found(fragment, anchors):
-            continue
-        url = f"{dst}#{fragment}"
+    for linked, url in missing:
         entry = found.get(url)
         if entry is None:
             entry = found[url] = Entry(
@@ -639,7 +645,7 @@ def missing_anchors(store: ReadMemory, pass_id: int) -> list[Entry]:
                 referrers=[],
                 reason=Reason.MISSING_ANCHOR,
             )
-        entry.referrers.append(Referrer(src, line))
+        entry.referrers.extend(referrers[linked])
     return list(found.values())
 
 

@@ -461,9 +461,15 @@ class ReadMemory(Protocol):
         oldest first."""
         ...
 
-    def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:
-        """Links of the pass with a #fragment to a page whose anchors are known:
-        (source page, line, target page, fragment, the target's anchors)."""
+    def fragments(self, pass_id: int) -> Iterator[tuple[int, str, str, Anchors]]:
+        """Each #fragment the pass links to, once per target, where the page it lands on
+        has known anchors: (the target's id, that page, the fragment, its anchors)."""
+        ...
+
+    def fragment_referrers(
+        self, pass_id: int, linked: Collection[tuple[int, str]]
+    ) -> dict[tuple[int, str], list[Referrer]]:
+        """The pages (and lines) of the pass that link to each (target id, fragment)."""
         ...
 
     def moved_links(self, pass_id: int) -> list[MovedLink]:

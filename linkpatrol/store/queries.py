@@ -4,7 +4,7 @@ verdicts, anchors and plugins' fields, the passes, and one URL's history."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from linkpatrol.model import ACTIONS, REASONS, STATES, LinkKind, State
@@ -60,6 +60,15 @@ def _url_columns(pass_id: str) -> str:
 _PAGES_OF_PASS = f"JOIN seen ms ON ms.url_id = s.id AND ms.pass_id = ? AND ms.stage = {SEEN_LINKED}"
 # the URLs (``u``) of the pass
 _URLS_OF_PASS = "FROM seen m JOIN urls u ON u.id = m.url_id WHERE m.pass_id = ?"
+
+
+# the links (``l``) with a #fragment of the pass's pages to URLs (``d``) of the pass
+_FRAGMENT_LINKS = (
+    "FROM links l JOIN seen ms ON ms.url_id = l.src AND ms.pass_id = ? "
+    f"AND ms.stage = {SEEN_LINKED} "
+    "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
+    "JOIN urls d ON d.id = l.dst WHERE l.fragment IS NOT NULL"
+)
 
 
 def _in_part(column: str, part: Part | None) -> str:
@@ -268,54 +277,72 @@ class QueriesPart(CrewPart):
                 if state
             }
 
-    def fragment_links(self, pass_id: int) -> Iterator[tuple[str, int | None, str, str, Anchors]]:
-        """Every link of the pass to a #fragment of a page whose anchors are known, with
-        them, by target. Each target's anchors are read once, beside its links (a page's
-        anchors can be long, and a big site's navigation links to the same few pages'
-        fragments from every page)."""
+    def fragments(self, pass_id: int) -> Iterator[tuple[int, str, str, Anchors]]:
+        """Each #fragment the pass links to, once per target, with the page it lands on
+        and that page's anchors: (the target's id, the page, the fragment, its anchors).
+        A big site's navigation links to the same few fragments from every page: each is
+        looked for once, and each target's anchors are read once, beside its fragments."""
         d = self.dialect
-        anchors = Anchors(frozenset(), frozenset())
-        read = -1  # the id of the target whose anchors were read last
         with self._read() as s:
-            targets = s.stream(
-                f"SELECT u.id, u.anchors, u.heading_ids {_URLS_OF_PASS} "
-                "AND u.anchors IS NOT NULL AND u.id IN (SELECT l.dst FROM links l "
-                f"JOIN seen ms ON ms.url_id = l.src WHERE l.fragment IS NOT NULL "
-                f"AND ms.pass_id = ? AND ms.stage = {SEEN_LINKED}) ORDER BY u.id",
-                (pass_id, pass_id),
-            )
-            for src, line, dst_id, dst, fragment in s.stream(
-                "SELECT s.url, l.line, d.id, d.url, l.fragment FROM links l "
-                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
-                "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
-                "JOIN urls d ON d.id = l.dst "
-                "WHERE l.fragment IS NOT NULL AND d.anchors IS NOT NULL "
-                f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
+            linked = s.execute(
+                f"SELECT DISTINCT d.id, d.url, l.fragment{d.binary_text} {_FRAGMENT_LINKS} "
+                "AND d.anchors IS NOT NULL ORDER BY 1, 3",
                 (pass_id,),
-            ):
-                while read < dst_id:  # both in the targets' order: the next one's anchors
-                    read, ids, heading_ids = next(targets)
-                    anchors = Anchors(anchors_of(ids), anchors_of(heading_ids))
-                yield src, line, dst, fragment, anchors
+            ).fetchall()
+            at = 0
+            # the targets' anchors a chunk at a time: a page's can be long
+            for chunk in d.chunks(list(dict.fromkeys(row[0] for row in linked))):
+                condition, values = d.member("id", chunk)
+                anchors = {
+                    url_id: Anchors(anchors_of(ids), anchors_of(heading_ids))
+                    for url_id, ids, heading_ids in s.execute(
+                        f"SELECT id, anchors, heading_ids FROM urls WHERE {condition}", values
+                    )
+                }
+                while at < len(linked) and linked[at][0] in anchors:
+                    dst_id, dst, fragment = linked[at]
+                    yield dst_id, dst, fragment, anchors[dst_id]
+                    at += 1
         # a fragment survives a redirect, as in browsers: page#x where page redirects to
         # page/ is page/#x
         landings: dict[str, tuple[str, Anchors] | None] = {}
         with self._read() as s:
             redirected = s.execute(
-                "SELECT s.url, l.line, d.redirect_to, l.fragment FROM links l "
-                f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
-                "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
-                "JOIN urls d ON d.id = l.dst "
-                "WHERE l.fragment IS NOT NULL AND d.state = ? AND d.redirect_to IS NOT NULL "
-                f"ORDER BY d.id, l.fragment{d.binary_text}, s.url{d.binary_text}, l.line",
+                f"SELECT DISTINCT d.id, d.redirect_to, l.fragment{d.binary_text} "
+                f"{_FRAGMENT_LINKS} AND d.state = ? AND d.redirect_to IS NOT NULL "
+                "ORDER BY 1, 3",
                 (pass_id, State.REDIRECT.value),
             ).fetchall()
-            for src, line, target, fragment in redirected:
+            for dst_id, target, fragment in redirected:
                 if target not in landings:
                     landings[target] = self._landing(s, target, pass_id)
                 landing = landings[target]
                 if landing is not None:
-                    yield src, line, landing[0], fragment, landing[1]
+                    yield dst_id, landing[0], fragment, landing[1]
+
+    def fragment_referrers(
+        self, pass_id: int, linked: Collection[tuple[int, str]]
+    ) -> dict[tuple[int, str], list[Referrer]]:
+        """The pages (and lines) of the pass that link to each (target id, #fragment), in
+        page and line order."""
+        d = self.dialect
+        found: dict[tuple[int, str], list[Referrer]] = {key: [] for key in linked}
+        with self._read() as s:
+            for chunk in d.chunks(sorted(found)):
+                targets, target_values = d.member("l.dst", sorted({key[0] for key in chunk}))
+                fragments, fragment_values = d.member("l.fragment", sorted({k[1] for k in chunk}))
+                for dst, fragment, page, line in s.execute(
+                    "SELECT l.dst, l.fragment, s.url, l.line FROM links l "
+                    f"JOIN urls s ON s.id = l.src {_PAGES_OF_PASS} "
+                    "JOIN seen md ON md.url_id = l.dst AND md.pass_id = ms.pass_id "
+                    f"WHERE {targets} AND {fragments} "
+                    f"ORDER BY s.url{d.binary_text}, l.line",
+                    (pass_id, *target_values, *fragment_values),
+                ):
+                    pages = found.get((dst, fragment))
+                    if pages is not None:
+                        pages.append(_referrer(page, line))
+        return found
 
     def loaded_links(self, pass_id: int) -> Iterator[tuple[int, str, str, int | None, int]]:
         d = self.dialect
