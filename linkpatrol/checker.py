@@ -25,19 +25,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
-from linkpatrol.config import SiteSettings, report_options
+from linkpatrol.config import SiteSettings, report_options, wants_rendering
 from linkpatrol.crawl import Crawl, CrawlResult
 from linkpatrol.fetch import Fetcher
 from linkpatrol.model import ExitCode, LinkpatrolError
 from linkpatrol.observer import Observer
 from linkpatrol.proxies import Proxies
-from linkpatrol.render import find_browser, wanted
 from linkpatrol.report import Entry, Report, Summary, build_report
-from linkpatrol.report.baseline import read_baseline
 from linkpatrol.store import PassInfo, Store, open_store
 from linkpatrol.transport import Transport
 
 if TYPE_CHECKING:
+    from linkpatrol.plugins import Plugin
     from linkpatrol.plugins.host import PluginObserver
 
 
@@ -77,7 +76,6 @@ class Check:
         transport: Transport | None = None,
     ) -> None:
         from linkpatrol.inputs import prepare
-        from linkpatrol.plugins.host import load_plugins
         from linkpatrol.sites import check_environment
 
         if not settings.start_urls and not settings.sitemap:
@@ -90,12 +88,21 @@ class Check:
         check_environment(settings.site_tables)  # a secret not set
         Proxies(settings.proxy, os.environ)  # a proxy's login without its password
         check_log(settings)
-        if wanted(settings):  # without a browser, refused before anything is written
+        if wants_rendering(settings):  # without a browser, refused before anything is written
+            from linkpatrol.render import find_browser
+
             find_browser(settings)
-        # a bad baseline is refused before anything is written
-        self.baseline = read_baseline(settings.baseline) if settings.baseline else None
+        self.baseline = None
+        if settings.baseline:  # a bad baseline is refused before anything is written
+            from linkpatrol.report.baseline import read_baseline
+
+            self.baseline = read_baseline(settings.baseline)
         self.settings = settings
-        self.plugins = load_plugins(settings.plugins, settings.plugin_options)
+        self.plugins: list[Plugin] = []
+        if settings.plugins:
+            from linkpatrol.plugins.host import load_plugins
+
+            self.plugins = load_plugins(settings.plugins, settings.plugin_options)
         self.transport = transport
         self.store: Store | None = None
         self._crawl: Crawl | None = None
@@ -142,8 +149,6 @@ class Check:
 
     async def crawl(self, observer: Observer | None = None) -> CrawlResult:
         """Crawl on the running event loop, telling ``observer`` as it goes."""
-        from linkpatrol.plugins.host import PluginObserver
-
         store = self.open().store
         assert store is not None
         self._loop = asyncio.get_running_loop()
@@ -151,6 +156,8 @@ class Check:
         if not self.settings.robots:
             observer.note("robots.txt is ignored (--no-robots): be sure the sites allow this")
         if self.plugins:
+            from linkpatrol.plugins.host import PluginObserver
+
             self._watcher = PluginObserver(observer, self.plugins)
             observer = self._watcher
         fetcher = None if self.transport is None else Fetcher(self.settings, self.transport)

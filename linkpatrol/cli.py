@@ -27,7 +27,6 @@ from linkpatrol.config import (
 from linkpatrol.model import ConfigError, ExitCode, LinkpatrolError, ReportFormat, StoreError
 from linkpatrol.options import COMMANDS, OPTIONS, Kind, Option, did_you_mean, options_of
 from linkpatrol.report import Report, build_report, render_pieces
-from linkpatrol.report.baseline import read_baseline
 from linkpatrol.store import PassInfo, ReadMemory, Store, read_memory, starts_named
 
 if TYPE_CHECKING:
@@ -439,7 +438,11 @@ def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
 
     # a baseline given to this command, not the pass's own (kept with it), is read first
     given_baseline = settings.baseline if "baseline" in given else None
-    baseline = read_baseline(given_baseline) if given_baseline else None
+    baseline = None
+    if given_baseline:
+        from linkpatrol.report.baseline import read_baseline
+
+        baseline = read_baseline(given_baseline)
     sharing = _sharing(settings)
     try:
         return read_memory(settings.db, written).exit_code

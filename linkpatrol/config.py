@@ -749,3 +749,8 @@ __all__ = [
     "report_options",
     "rule_options",
 ]
+
+
+def wants_rendering(settings: SiteSettings) -> bool:
+    """Whether any page may be rendered in this check (the browser is then looked for)."""
+    return settings.render or any(t.render for t in settings.site_tables)

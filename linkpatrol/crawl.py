@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Coroutine
@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from linkpatrol.config import SiteSettings, report_options, rule_options
+from linkpatrol.config import SiteSettings, report_options, rule_options, wants_rendering
 from linkpatrol.curlfetch import make_fetcher
 from linkpatrol.downloader import Downloader, Slot
 from linkpatrol.fetch import Fetcher
@@ -26,7 +26,6 @@ from linkpatrol.observer import CrawlStats, Observer
 from linkpatrol.parsepool import ParsePool
 from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
-from linkpatrol.render import Renderer, find_browser, wanted
 from linkpatrol.rules import (
     HTTPS_KEPT,
     MAX_REDIRECT_HOPS,
@@ -99,7 +98,9 @@ class Crawl:
             store, self._call, self.policy, self.observer, self.stats, self._wake
         )
         self.spider = Spider(self.policy, self.rules, self.pipeline, self.observer, self._site_grew)
-        if wanted(settings):  # the browser itself starts with the first page it renders
+        if wants_rendering(settings):  # the browser itself starts with the first page it renders
+            from linkpatrol.render import Renderer, find_browser
+
             self.spider.renderer = Renderer(settings, find_browser(settings))
         self.scheduler = Scheduler(
             store,
@@ -547,7 +548,7 @@ class Crawl:
         ):
             return known  # fresh, past the run's probes or --max-requests: as old as it is
         self._probes_made[origin] += 1
-        url = probe_url(origin, folder, "lp-" + secrets.token_hex(12))
+        url = probe_url(origin, folder, "lp-" + os.urandom(12).hex())
         response = await self.downloader.probe(slot, url, obeys_robots(url, self.rules))
         if response is None:
             return None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import difflib
 import gzip
 import io
 import re
@@ -151,6 +150,8 @@ def check_start_value(value: str, cwd: Path) -> None:
         if "://" not in value and (cwd / value).exists():
             return  # a file whose name has a colon in it
         name = scheme.group(1).lower()
+        import difflib  # only a misspelt scheme needs it
+
         close = difflib.get_close_matches(name, ("http", "https"), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}:?" if close else ""
         raise ConfigError(

@@ -8,7 +8,6 @@ converter as the command line, so both accept and refuse the same values.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import re
 from collections.abc import Callable, Iterable
@@ -259,6 +258,8 @@ def anchor_mode(value: Any) -> AnchorMode:
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """``; did you mean 'x'?`` for the known name closest to a misspelt ``word``, or ''."""
+    import difflib  # only a misspelt name needs it
+
     close = difflib.get_close_matches(word, list(known), n=1)
     return f"; did you mean '{close[0]}'?" if close else ""
 

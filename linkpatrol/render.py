@@ -68,11 +68,6 @@ def renders(url: str, settings: SiteSettings) -> bool:
     return chosen
 
 
-def wanted(settings: SiteSettings) -> bool:
-    """Whether any page may be rendered in this check."""
-    return settings.render or any(t.render for t in settings.site_tables)
-
-
 def find_browser(settings: SiteSettings) -> str:
     """The Chromium to drive, and Playwright to drive it; else one line naming what is
     missing (``LinkpatrolError``, exit code 2)."""

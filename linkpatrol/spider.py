@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from linkpatrol.fingerprint import look_of
 from linkpatrol.model import (
@@ -28,7 +29,6 @@ from linkpatrol.observer import Observer
 from linkpatrol.parsepool import ParseFailure, ParsePool
 from linkpatrol.pipeline import Pipeline
 from linkpatrol.policy import Policy
-from linkpatrol.render import Renderer, RenderFailure
 from linkpatrol.rules import (
     RuleOptions,
     Verdict,
@@ -46,6 +46,9 @@ from linkpatrol.rules import (
 )
 from linkpatrol.transport import Response
 from linkpatrol.urls import BadURL
+
+if TYPE_CHECKING:
+    from linkpatrol.render import Renderer
 
 
 class Spider:
@@ -153,6 +156,8 @@ class Spider:
     async def _rendered(self, url: str, outcome: Outcome) -> None:
         """Add the links and anchors only the page's rendered DOM holds; a page the
         browser could not render is a warning."""
+        from linkpatrol.render import RenderFailure  # a check that renders has it already
+
         assert self.renderer is not None and self.parser is not None
         if not self.renderer.wants(url):
             return

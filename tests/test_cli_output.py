@@ -106,6 +106,40 @@ def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(
         assert imported.isdisjoint(CRAWL_MODULES), (command, imported & CRAWL_MODULES)
 
 
+# what a check of a web site without a browser, plugins or a baseline never uses
+UNUSED_BY_A_PLAIN_CHECK = {
+    "linkpatrol.render",
+    "linkpatrol.plugins",
+    "linkpatrol.plugins.host",
+    "linkpatrol.report.baseline",
+    "linkpatrol.markdown",
+    "difflib",
+    "secrets",
+}
+
+
+def test_a_check_of_a_web_site_loads_nothing_it_does_not_use(run: Runner, serve: Serve) -> None:
+    site = serve(clean_site())
+
+    command = ["check", site.url("/"), "--db", run.db]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "linkpatrol", *command],
+        cwd=run.cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+    imported = {
+        line.rpartition("|")[2].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert proc.returncode == 0 and "linkpatrol.crawl" in imported, proc.stderr[-2000:]
+    assert imported.isdisjoint(UNUSED_BY_A_PLAIN_CHECK), imported & UNUSED_BY_A_PLAIN_CHECK
+
+
 def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve: Serve) -> None:
     clean = serve(clean_site())
     far = serve({"/far": Page("far")})
