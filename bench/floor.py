@@ -3,7 +3,7 @@
 own libraries: a floor for any design built on them.
 
     python bench/floor.py [--site http://127.0.0.1:18081/] [--reps 5] [--workers 0,1,2]
-                          [--linklint]
+                          [--site-only] [--linklint]
 
 It fetches every URL of the site once (GET within the site, HEAD outside it; libcurl's
 multi interface, 16 at a time, as linkpatrol's fetcher), parses each HTML page with
@@ -11,7 +11,9 @@ libxml2 (lxml, as linkpatrol's parse workers), takes every ``href`` and ``src`` 
 XPath, resolves them with ``urllib.parse.urljoin`` and keeps the new ones. Nothing else:
 no robots.txt, no memory, no lines, no decisions, no report, no progress, no limits. With
 ``--workers N`` the pages are parsed in N processes while the first fetches, as
-linkpatrol's crawl does; 0 parses where the pages arrive.
+linkpatrol's crawl does; 0 parses where the pages arrive. With ``--site-only`` the URLs
+of other sites are not requested (as ``docsites.py`` keeps every tool to the manual it
+checks: nothing leaves the machine).
 
 Serve the site first (``python bench/serve.py start /tmp/bench-site/2000``).
 Prints, per variant, the median wall time, CPU time (the process and its children),
@@ -125,11 +127,14 @@ def parse_worker(conn: Connection, inherited: list[Connection], kind: str) -> No
 class Floor:
     """One crawl of the site: fetch, parse (here or in worker processes), queue."""
 
-    def __init__(self, start: str, workers: int, kind: str = "libxml2") -> None:
+    def __init__(
+        self, start: str, workers: int, kind: str = "libxml2", site_only: bool = False
+    ) -> None:
         import pycurl
 
         self.pycurl = pycurl
         self.site = urlsplit(start).netloc
+        self.site_only = site_only
         self.queue: deque[str] = deque([start])
         self.seen = {start}
         self.broken: list[str] = []
@@ -197,6 +202,8 @@ class Floor:
 
     def _found(self, links: list[str]) -> None:
         for link in links:
+            if self.site_only and urlsplit(link).netloc != self.site:
+                continue
             if link not in self.seen:
                 self.seen.add(link)
                 self.queue.append(link)
@@ -237,14 +244,16 @@ class Floor:
             kid.join(5)
 
 
-def one_round(start: str, workers: int, kind: str) -> tuple[float, float, int, int]:
+def one_round(
+    start: str, workers: int, kind: str, site_only: bool = False
+) -> tuple[float, float, int, int]:
     """(wall s, CPU s, URLs checked, broken URLs) of one crawl in a fresh process."""
     script = (
         "import sys, time, resource\n"
         "began = time.monotonic()\n"
         f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
         "import floor\n"
-        f"crawl = floor.Floor({start!r}, {workers}, {kind!r})\n"
+        f"crawl = floor.Floor({start!r}, {workers}, {kind!r}, {site_only!r})\n"
         "crawl.run()\n"
         "print(time.monotonic() - began, floor.cpu_seconds(), crawl.checked,"
         " len(crawl.broken))\n"
@@ -285,6 +294,7 @@ def main() -> None:
         default="libxml2",
         help="lexbor needs selectolax (not one of linkpatrol's dependencies)",
     )
+    ap.add_argument("--site-only", action="store_true", help="request no other site's URL")
     ap.add_argument("--linklint", action="store_true", help="time linklint too, in turn")
     args = ap.parse_args()
     variants = [int(n) for n in args.workers.split(",")]
@@ -292,7 +302,7 @@ def main() -> None:
     peer: list[float] = []
     for _ in range(args.reps):
         for workers in variants:
-            rows[workers].append(one_round(args.site, workers, args.parser))
+            rows[workers].append(one_round(args.site, workers, args.parser, args.site_only))
         if args.linklint:
             peer.append(linklint_round(args.site))
     print(f"median of {args.reps}, {os.cpu_count()} cores, {args.parser}")

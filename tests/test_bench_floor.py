@@ -36,6 +36,23 @@ def test_the_floor_checks_every_url_of_the_site_once(workers: int) -> None:
     assert all(kid.exitcode is not None for kid in crawl.kids)  # the parse processes ended
 
 
+def test_site_only_requests_no_url_of_another_site() -> None:
+    with sitesrv.TestSite({"/": sitesrv.Page("far")}) as far:
+        pages = {
+            "/": sitesrv.Page(sitesrv.html(f'<a href="{far.url("/")}">far</a><a href="/a">a</a>'))
+        }
+        pages["/a"] = sitesrv.Page("a")
+        with sitesrv.TestSite(pages) as site:
+            kept = floor.Floor(site.url("/"), 0, site_only=True)
+            kept.run()
+            free = floor.Floor(site.url("/"), 0)
+            free.run()
+        asked = far.counts()
+    assert kept.seen == {site.url("/"), site.url("/a")} and kept.checked == 2
+    assert free.seen == kept.seen | {far.url("/")} and free.checked == 3
+    assert asked == {"/": 1}  # by the crawl not kept to its site alone
+
+
 def test_a_round_is_timed_in_a_fresh_process() -> None:
     pages = generated_site(indexes=2, per_index=5)
     with sitesrv.TestSite(pages) as site:
