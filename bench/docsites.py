@@ -15,7 +15,9 @@ the machine. Then runs each tool on each manual in turn, kept to the site (linkp
 with ``--check-anchors`` and ``--include`` of the site; linklint without ``-net``, which
 checks named anchors by itself; linkinator skipping every other URL; LinkChecker without
 ``--check-extern`` and ignoring every other URL) and prints, per manual and tool, the wall time, the
-missing links and anchors found, and the false reports. Not part of the test suite.
+missing links and anchors found, the false reports, and the peak memory of the tool's
+whole process tree (the sum of its processes' RSS, and of their PSS, which counts a page
+shared by a forked process once). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -252,9 +254,9 @@ def main() -> int:
     print(
         "| manual | tool | wall s | wall / linkpatrol's | CPU s | to first answer s "
         "| after last answer s | missing links found | false link reports "
-        "| missing anchors found | false anchor reports |"
+        "| missing anchors found | false anchor reports | tree peak MB, RSS / PSS |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     ours: dict[tuple[str, int], float] = {
         (row[0], row[2]): row[3] for row in rows if row[1] == "linkpatrol"
     }
@@ -266,7 +268,7 @@ def main() -> int:
             f"| {name} | {tool} | {wall} | {ratio} | {cpu} | {times['to_first_answer_s']} "
             f"| {times['after_last_answer_s']} | {score['found']}/{len(truth.missing)} "
             f"| {score['false']} | {score['anchors found']}/{len(truth.missing_anchors)} "
-            f"| {score['false anchors']} |"
+            f"| {score['false anchors']} | {times['tree_rss_mb']} / {times['tree_pss_mb']} |"
         )
     print(f"\n{os.cpu_count()} cores; runs in {run_peers.RUNS}/docs-*")
     return 0

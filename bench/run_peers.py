@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -376,6 +377,59 @@ def parse_time_v(path: Path) -> dict[str, Any]:
     )
 
 
+# how often the memory of a run's processes is read while it runs
+TREE_SAMPLE = 0.1
+
+
+def _below(pid: int) -> list[int]:
+    """The process and every process below it, by /proc."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as kids:
+                    queue.extend(int(kid) for kid in kids.read().split())
+    return found
+
+
+def _kilobytes(path: str, label: str) -> int:
+    with contextlib.suppress(OSError, ValueError), open(path, encoding="ascii") as f:
+        for line in f:
+            if line.startswith(label):
+                return int(line.split()[1])
+    return 0
+
+
+class TreeMemory:
+    """The peak of a running command's process tree, read every ``TREE_SAMPLE`` s: the sum
+    of its processes' resident memory (RSS: a page two processes share, as a forked
+    worker shares its parent's, counts in each), and of their proportional shares (PSS:
+    such a page counts once, split between them). A peak that lasts less than a sample
+    can be missed."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.rss_mb = 0.0
+        self.pss_mb = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(TREE_SAMPLE):
+            pids = _below(self.pid)
+            rss = sum(_kilobytes(f"/proc/{p}/status", "VmRSS:") for p in pids)
+            pss = sum(_kilobytes(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids)
+            self.rss_mb = max(self.rss_mb, rss / 1024)
+            self.pss_mb = max(self.pss_mb, pss / 1024)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def log_size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -479,11 +533,18 @@ def run_one(
     with (work / "stdout").open("wb") as so, (work / "stderr").open("wb") as se:
         began_at = time.time()
         began = time.perf_counter()
-        subprocess.run(argv, stdout=so, stderr=se, cwd=work, env=env, stdin=subprocess.DEVNULL)
+        run = subprocess.Popen(
+            argv, stdout=so, stderr=se, cwd=work, env=env, stdin=subprocess.DEVNULL
+        )
+        tree = TreeMemory(run.pid)
+        run.wait()
         wall = time.perf_counter() - began
         ended_at = time.time()
+        tree.stop()
     times = parse_time_v(work / "time.txt")
     times["began_at"], times["ended_at"] = began_at, ended_at
+    # the tree under time and timeout, which add a little of their own
+    times["tree_rss_mb"], times["tree_pss_mb"] = round(tree.rss_mb, 1), round(tree.pss_mb, 1)
     return work, times, wall
 
 

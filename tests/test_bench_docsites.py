@@ -3,9 +3,11 @@ with one missing page, one missing anchor and one page no link reaches."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
-from bench import docsites
+from bench import docsites, run_peers
 
 BASE = "http://127.0.0.1:18091"
 
@@ -53,3 +55,27 @@ def test_a_tool_is_scored_on_its_own_site_whatever_its_escaping() -> None:
         "anchors found": 1,
         "false anchors": 1,
     }
+
+
+CHILD_HOLDS = """
+import os, sys, time
+held = bytearray(os.urandom(1 << 20)) * 60  # 60 MB of the child's own
+if os.fork() == 0:
+    mine = bytearray(os.urandom(1 << 20)) * 40  # 40 MB more, in the forked child alone
+    time.sleep(1.2)
+    os._exit(0)
+os.wait()
+"""
+
+
+def test_the_memory_of_a_run_is_its_whole_process_tree() -> None:
+    """A forked child's own memory counts in both sums; the pages it shares with its
+    parent count twice in RSS and once in PSS."""
+    run = subprocess.Popen([sys.executable, "-c", CHILD_HOLDS])
+    tree = run_peers.TreeMemory(run.pid)
+    run.wait(timeout=30)
+    tree.stop()
+
+    assert run.returncode == 0
+    assert tree.pss_mb > 60 + 40  # the parent's 60 MB and the child's 40 MB, each once
+    assert tree.rss_mb > tree.pss_mb + 40  # the 60 MB shared after the fork, twice
