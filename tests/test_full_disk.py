@@ -136,9 +136,7 @@ def test_a_disk_that_fills_up_mid_crawl_stops_it_and_the_memory_resumes_once_fre
     run = Runner(tmp_path, str(db))
     disk.fill(leave=ROOM)
 
-    # parsing in a thread: a worker process may add a traceback of its own when a crawl
-    # stops early (test_crash_soak.py, test_a_stop_while_a_worker_parses_...: xfail)
-    proc = run.check("--format", "json", "--parse-workers", "0", start)
+    proc = run.check("--format", "json", start)
 
     line = one_line(proc)
     assert line.startswith(f"linkpatrol: {db}: disk full"), line
