@@ -726,6 +726,11 @@ def build_settings(file_values: dict[str, Any], cli_values: dict[str, Any]) -> S
     return settings
 
 
+def wants_rendering(settings: SiteSettings) -> bool:
+    """Whether any page may be rendered in this check (the browser is then looked for)."""
+    return settings.render or any(t.render for t in settings.site_tables)
+
+
 __all__ = [
     "CONFIG_KEYS",
     "DEFAULT_CONFIG",
@@ -748,9 +753,5 @@ __all__ = [
     "parse_status_list",
     "report_options",
     "rule_options",
+    "wants_rendering",
 ]
-
-
-def wants_rendering(settings: SiteSettings) -> bool:
-    """Whether any page may be rendered in this check (the browser is then looked for)."""
-    return settings.render or any(t.render for t in settings.site_tables)

@@ -281,7 +281,8 @@ class QueriesPart(CrewPart):
         """Each #fragment the pass links to, once per target, with the page it lands on
         and that page's anchors: (the target's id, the page, the fragment, its anchors).
         A big site's navigation links to the same few fragments from every page: each is
-        looked for once, and each target's anchors are read once, beside its fragments."""
+        looked for once, and each target's anchors are read once, by id, a chunk of
+        targets at a time."""
         d = self.dialect
         with self._read() as s:
             linked = s.execute(
