@@ -6,13 +6,14 @@ import argparse
 import atexit
 import contextlib
 import errno
+import gc
 import os
 import select
 import signal
 import stat
 import sys
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -267,12 +268,27 @@ def _check_output(settings: SiteSettings) -> None:
         raise LinkpatrolError(f"{settings.output}: cannot write report: is a folder")
 
 
-def _run_check(settings: SiteSettings) -> ExitCode:
-    import asyncio
+@contextlib.contextmanager
+def _loading() -> Iterator[None]:
+    """No garbage collection while the crawl's modules load: they make tens of thousands
+    of objects that live as long as the command, and the thirty or so collections their
+    number sets off would free nothing (see ``linkpatrol.__main__``)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
-    from linkpatrol.checker import Check, collecting_less
-    from linkpatrol.loops import event_loop_factory
-    from linkpatrol.progress import ConsoleObserver
+
+def _run_check(settings: SiteSettings) -> ExitCode:
+    with _loading():
+        import asyncio
+
+        from linkpatrol.checker import Check, collecting_less
+        from linkpatrol.loops import event_loop_factory
+        from linkpatrol.progress import ConsoleObserver
 
     _note_early_signals()
     check = Check(settings, stdin=sys.stdin)  # bad input refused before any write

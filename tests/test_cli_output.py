@@ -140,6 +140,34 @@ def test_a_check_of_a_web_site_loads_nothing_it_does_not_use(run: Runner, serve:
     assert imported.isdisjoint(UNUSED_BY_A_PLAIN_CHECK), imported & UNUSED_BY_A_PLAIN_CHECK
 
 
+AT_EXIT_COLLECTING = (
+    "import atexit, gc, sys; atexit.register(lambda: print('collecting', gc.isenabled()));"
+    "sys.argv[0] = 'linkpatrol'; from linkpatrol.__main__ import main; main()"
+)
+
+
+@pytest.mark.parametrize("command", [["--version"], ["check"], ["report"]])
+def test_the_command_loads_without_collections_and_runs_with_them(
+    run: Runner, serve: Serve, command: list[str]
+) -> None:
+    site = serve(clean_site())
+    if command != ["--version"]:
+        command = [*command, "--db", run.db, *([site.url("/")] if command == ["check"] else [])]
+        assert run.check(site.url("/")).returncode == 0
+
+    proc = subprocess.run(
+        [sys.executable, "-c", AT_EXIT_COLLECTING, *command],
+        cwd=run.cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("collecting True"), proc.stdout[-500:]
+
+
 def test_exit_0_when_clean_and_1_when_broken(run: Runner, serve: Serve) -> None:
     clean = serve(clean_site())
     far = serve({"/far": Page("far")})
