@@ -73,6 +73,26 @@ def test_version_says_how_the_installed_package_was_built(run: Runner) -> None:
 CRAWL_MODULES = {"asyncio", "ssl", "pycurl", "lxml"}
 
 
+def imports_of(
+    run: Runner, command: list[str]
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """The command run under ``-X importtime``, and the modules it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "linkpatrol", *command],
+        cwd=run.cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    imported = {
+        line.rpartition("|")[2].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    return proc, imported
+
+
 def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(
     run: Runner, serve: Serve
 ) -> None:
@@ -87,21 +107,9 @@ def test_commands_that_only_read_the_memory_load_nothing_a_crawl_needs(
         *(["report", "--db", run.db, "--format", f] for f in ("text", "json", "html")),
     ]
     for command in commands:
-        proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "linkpatrol", *command],
-            cwd=run.cwd,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        proc, imported = imports_of(run, command)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout, command
-        imported = {
-            line.rpartition("|")[2].strip()
-            for line in proc.stderr.splitlines()
-            if line.startswith("import time:")
-        }
         assert "linkpatrol.cli" in imported  # the listing is read right
         assert imported.isdisjoint(CRAWL_MODULES), (command, imported & CRAWL_MODULES)
 
@@ -121,21 +129,8 @@ UNUSED_BY_A_PLAIN_CHECK = {
 def test_a_check_of_a_web_site_loads_nothing_it_does_not_use(run: Runner, serve: Serve) -> None:
     site = serve(clean_site())
 
-    command = ["check", site.url("/"), "--db", run.db]
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "linkpatrol", *command],
-        cwd=run.cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    proc, imported = imports_of(run, ["check", site.url("/"), "--db", run.db])
 
-    imported = {
-        line.rpartition("|")[2].strip()
-        for line in proc.stderr.splitlines()
-        if line.startswith("import time:")
-    }
     assert proc.returncode == 0 and "linkpatrol.crawl" in imported, proc.stderr[-2000:]
     assert imported.isdisjoint(UNUSED_BY_A_PLAIN_CHECK), imported & UNUSED_BY_A_PLAIN_CHECK
 

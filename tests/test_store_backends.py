@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -115,15 +115,17 @@ def answer(task: Task) -> Outcome:
     return ok(task, *SITE[task.url])
 
 
-def crawl_by_hand(store: Store, start: str = f"{H}/") -> int:
-    """A whole pass driven as the engine drives it; the pass id."""
+def crawl_by_hand(
+    store: Store, start: str = f"{H}/", answers: Callable[[Task], Outcome] = answer
+) -> int:
+    """A whole pass driven as the engine drives it, the site saying ``answers``; the pass id."""
     info = store.begin_pass([start], T0)
     store.seed(info.id, [(start, Action.PARSE)], T0)
     for _ in range(20):
         tasks = claim_all(store, info.id)
         if not tasks:
             break
-        store.complete(info.id, [answer(t) for t in tasks], T0)
+        store.complete(info.id, [answers(t) for t in tasks], T0)
     store.end_run(info.id, 1.5, T0 + 2, store.pending(info.id) == 0, None)
     return info.id
 
@@ -169,23 +171,16 @@ def test_missing_anchors_are_found_once_per_target_with_every_link_to_them(
     store: Store,
 ) -> None:
     """Through a redirect too: page#x where page redirects lands on its target's #x."""
-    info = store.begin_pass([f"{H}/"], T0)
-    store.seed(info.id, [(f"{H}/", Action.PARSE)], T0)
-    for _ in range(20):
-        tasks = claim_all(store, info.id)
-        if not tasks:
-            break
-        store.complete(info.id, [fragment_answer(t) for t in tasks], T0)
-    store.end_run(info.id, 1.5, T0 + 2, store.pending(info.id) == 0, None)
+    pass_id = crawl_by_hand(store, answers=fragment_answer)
 
-    missing = {e.url: [tuple(r) for r in e.referrers] for e in missing_anchors(store, info.id)}
+    missing = {e.url: [tuple(r) for r in e.referrers] for e in missing_anchors(store, pass_id)}
 
     assert missing == {
         f"{H}/a#gone": [(f"{H}/", 4), (f"{H}/a", 2), (f"{H}/b", 1)],
         f"{H}/#gone": [(f"{H}/a", 7)],
         f"{H}/new#nope": [(f"{H}/b", 3)],
     }
-    assert [e.url for e in missing_anchors(store, info.id)] == list(missing)
+    assert [e.url for e in missing_anchors(store, pass_id)] == list(missing)
 
 
 @pytest.mark.backends
