@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag
 
+import psutil
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -381,27 +383,6 @@ def parse_time_v(path: Path) -> dict[str, Any]:
 TREE_SAMPLE = 0.1
 
 
-def _below(pid: int) -> list[int]:
-    """The process and every process below it, by /proc."""
-    found, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        found.append(current)
-        with contextlib.suppress(OSError):
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as kids:
-                    queue.extend(int(kid) for kid in kids.read().split())
-    return found
-
-
-def _kilobytes(path: str, label: str) -> int:
-    with contextlib.suppress(OSError, ValueError), open(path, encoding="ascii") as f:
-        for line in f:
-            if line.startswith(label):
-                return int(line.split()[1])
-    return 0
-
-
 class TreeMemory:
     """The peak of a running command's process tree, read every ``TREE_SAMPLE`` s: the sum
     of its processes' resident memory (RSS: a page two processes share, as a forked
@@ -418,12 +399,16 @@ class TreeMemory:
         self._thread.start()
 
     def _watch(self) -> None:
+        root = psutil.Process(self.pid)
         while not self._done.wait(TREE_SAMPLE):
-            pids = _below(self.pid)
-            rss = sum(_kilobytes(f"/proc/{p}/status", "VmRSS:") for p in pids)
-            pss = sum(_kilobytes(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids)
-            self.rss_mb = max(self.rss_mb, rss / 1024)
-            self.pss_mb = max(self.pss_mb, pss / 1024)
+            rss = pss = 0
+            with contextlib.suppress(psutil.Error):
+                for process in [root, *root.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):
+                        memory = process.memory_full_info()
+                        rss, pss = rss + memory.rss, pss + memory.pss
+            self.rss_mb = max(self.rss_mb, rss / 2**20)
+            self.pss_mb = max(self.pss_mb, pss / 2**20)
 
     def stop(self) -> None:
         self._done.set()
