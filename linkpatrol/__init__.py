@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import importlib.util
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,3 +32,18 @@ def build() -> str:
     spec = importlib.util.find_spec("linkpatrol.extract")
     origin = spec.origin if spec is not None else None
     return "compiled" if origin and origin.endswith((".so", ".pyd")) else "plain Python"
+
+
+@contextlib.contextmanager
+def _uncollected() -> Iterator[None]:
+    """No garbage collection while the command's modules load: they make tens of thousands
+    of objects that live as long as the command, and the thirty or so collections their
+    number sets off before the command reads its arguments (as many again for the crawl's
+    modules) free nothing. The collector is as it was afterwards."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import gc
+from linkpatrol import _uncollected
 
 
 def main() -> None:
-    """Load the command without collecting garbage, then run it.
-
-    Loading makes tens of thousands of objects (modules, classes, functions, compiled
-    patterns) that live as long as the command: the collections their number sets off,
-    some thirty before the command reads its arguments, free nothing.
-    """
-    gc.disable()
-    try:
+    """Load the command without collecting garbage (see ``_uncollected``), then run it."""
+    with _uncollected():
         from linkpatrol.cli import run
-    finally:
-        gc.enable()
     run()
 
 

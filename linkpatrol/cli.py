@@ -6,18 +6,17 @@ import argparse
 import atexit
 import contextlib
 import errno
-import gc
 import os
 import select
 import signal
 import stat
 import sys
 import threading
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from linkpatrol import __version__, build
+from linkpatrol import __version__, _uncollected, build
 from linkpatrol.config import (
     DEFAULT_CONFIG,
     SiteSettings,
@@ -268,22 +267,8 @@ def _check_output(settings: SiteSettings) -> None:
         raise LinkpatrolError(f"{settings.output}: cannot write report: is a folder")
 
 
-@contextlib.contextmanager
-def _loading() -> Iterator[None]:
-    """No garbage collection while the crawl's modules load: they make tens of thousands
-    of objects that live as long as the command, and the thirty or so collections their
-    number sets off would free nothing (see ``linkpatrol.__main__``)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _run_check(settings: SiteSettings) -> ExitCode:
-    with _loading():
+    with _uncollected():  # the crawl's modules
         import asyncio
 
         from linkpatrol.checker import Check, collecting_less
