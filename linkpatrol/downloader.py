@@ -78,7 +78,8 @@ class Slot:
     robots: Robots | None = None
     robots_pending: bool = False
     active: int = 0
-    next_at: float = 0.0
+    next_at: float = 0.0  # when the next request may start (its turn, or a pause asked for)
+    sent_at: float = float("-inf")  # when the last request left for it
     waiting: deque[Task] = field(default_factory=deque)
     # requests in flight to it at most while its connections are being opened (this
     # worker's share bounds them too), OPENED once they reached the share: see
@@ -259,6 +260,26 @@ class Downloader:
             if slot.opening >= self.host_share(slot):
                 slot.opening = OPENED
 
+    async def turn(self, slot: Slot) -> None:
+        """Wait, just before a request leaves, until the host's last request left a whole
+        --delay (or Crawl-delay) ago. :meth:`start` takes the turn as a request starts, but
+        a request may leave a little later than it started (a busy loop, a connection
+        being opened), and the host is to see the spacing, not the crawler."""
+        delay = self.spacing(slot)
+        if delay <= 0:
+            return
+        while (wait := slot.sent_at + delay - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+        slot.sent_at = time.monotonic()
+        slot.next_at = max(slot.next_at, slot.sent_at + delay)
+
+    def _turn_of(self, slot: Slot) -> Callable[[], Awaitable[None]] | None:
+        """What each request to the host awaits as it leaves: its turn on a paced host,
+        nothing on the others."""
+        if self.spacing(slot) <= 0:
+            return None
+        return lambda: self.turn(slot)
+
     async def pace(self, slot: Slot) -> None:
         """Wait for the host's turn (--delay, Crawl-delay, a pause it asked for) before a
         retry or a GET after HEAD."""
@@ -416,6 +437,7 @@ class Downloader:
             url,
             want_body=True,
             pace=lambda: self.pace(slot),
+            turn=self._turn_of(slot),
             answered=lambda response: self.answered(slot, response).refused,
         )
 
@@ -444,6 +466,8 @@ class Downloader:
         def pace() -> Awaitable[None]:
             return self.pace(slot)
 
+        turn = self._turn_of(slot)
+
         paces: list[HostPace] = []
 
         def answered(response: Response) -> bool:
@@ -459,6 +483,7 @@ class Downloader:
                 headers=request_headers(task, first.conditional),
                 want_body=first.want_body,
                 pace=pace,
+                turn=turn,
                 answered=answered,
             )
             requests = response.attempts
@@ -473,6 +498,7 @@ class Downloader:
                     task.url,
                     headers=request_headers(task, False),
                     pace=pace,
+                    turn=turn,
                     answered=answered,
                 )
                 requests += response.attempts

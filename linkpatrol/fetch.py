@@ -99,6 +99,7 @@ class Fetcher:
         want_body: bool = False,
         any_type: bool = False,
         pace: Callable[[], Awaitable[None]] | None = None,
+        turn: Callable[[], Awaitable[None]] | None = None,
         robots: bool = False,
         limit: int | None = None,
         answered: Callable[[Response], bool] | None = None,
@@ -107,7 +108,8 @@ class Fetcher:
 
         With ``want_body`` an HTML body is read (``any_type``: any body), up to --max-size
         (or ``limit``, if smaller).
-        ``pace`` is awaited before each retry, so retries keep the host's --delay too.
+        ``pace`` is awaited before each retry, so retries keep the host's --delay too;
+        ``turn`` just before each request leaves, the first one included.
         ``robots``: the URL is (a redirect of) a robots.txt, asked for its host's URLs.
         ``answered`` hears every answer, and takes over one it returns True for (a
         refusal for the host's limit, which the host's pace answers): it is not retried.
@@ -118,7 +120,7 @@ class Fetcher:
         while True:
             attempts += 1
             self.requests += 1
-            response = await self._send(transport, request, pace)
+            response = await self._send(transport, request, pace, turn)
             response.attempts = attempts
             if answered is not None and answered(response):
                 return response
@@ -137,14 +139,19 @@ class Fetcher:
         transport: Transport,
         request: Request,
         pace: Callable[[], Awaitable[None]] | None,
+        turn: Callable[[], Awaitable[None]] | None,
     ) -> Response:
         """One answer; a redirect to itself that sets a cookie is asked again, with it."""
+        if turn is not None:
+            await turn()
         response = await transport.send(request)
         rounds = 0
         while rounds < COOKIE_ROUNDS and wants_cookie_back(request.url, response):
             rounds += 1
             if pace is not None:
                 await pace()
+            if turn is not None:
+                await turn()
             self.requests += 1
             response = await transport.send(request)
         return response

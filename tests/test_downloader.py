@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import time
+
 import pytest
 
 from linkpatrol.config import SiteSettings, SiteTable
@@ -9,11 +13,22 @@ from linkpatrol.downloader import FIRST_CONNECTIONS, OPENED, Downloader
 from linkpatrol.fetch import Fetcher
 from linkpatrol.model import Action, RobotsState
 from linkpatrol.robots import robots_from_record, skipped
+from linkpatrol.rules import RuleOptions
 from linkpatrol.sites import SiteMatcher
 from linkpatrol.store import SiteRecord, Task
-from linkpatrol.transport import MemoryTransport
+from linkpatrol.transport import MemoryTransport, Request, Response
 
 H = "http://h.test"
+
+
+def paced_answers(times: list[float]) -> MemoryTransport:
+    """A host that notes when each request reaches it."""
+
+    def answer(request: Request) -> Response:
+        times.append(time.monotonic())
+        return Response(request.method, 200)
+
+    return MemoryTransport({f"{H}/{n}": answer for n in range(4)})
 
 
 def task(n: int, origin: str = H) -> Task:
@@ -117,3 +132,29 @@ def test_handing_back_takes_the_last_due_first() -> None:
     handed, hosts = made.hand_back(2)
     assert handed == [3, 2] and hosts == {H}
     assert [t.url_id for t in made.slot(H).waiting] == [0, 1]
+
+
+def test_a_paced_host_sees_the_delay_between_requests_that_left_late() -> None:
+    """The turn taken as a request starts is kept from the moment it really leaves: a
+    request that left late (the loop busy) pushes the next one's turn back."""
+
+    async def crawl() -> list[float]:
+        times: list[float] = []
+        made = Downloader(8, 8, 0.2, Fetcher(SiteSettings(), paced_answers(times)))
+        made.share = 8
+        slot = made.slot(H)
+        slot.robots = skipped(H)
+        slot.waiting.extend(task(n) for n in range(3))
+        for n in range(3):
+            while next(made.due(now := time.monotonic(), set()), None) is None:
+                await asyncio.sleep(made.next_wait(1.0))
+            made.start(slot, now)
+            if n == 1:
+                time.sleep(0.15)  # the loop is busy between the start and the send
+            await made.fetch(slot.waiting.popleft(), slot, RuleOptions())
+        return times
+
+    times = asyncio.run(asyncio.wait_for(crawl(), 10))
+    assert len(times) == 3
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert min(gaps) >= 0.2, gaps
