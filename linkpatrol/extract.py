@@ -12,6 +12,7 @@ import codecs
 import enum
 import functools
 import html
+import io
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -981,15 +982,20 @@ def _extract(body: bytes, encoding: str) -> Page:
         data = _decode(body, encoding).encode("utf-8", "replace")
     if not data.strip():
         return _empty(encoding)
+    low = data.lower()
+    if len(data) >= STREAM_FROM:
+        streamed = _extract_streamed(data, low, encoding)
+        if streamed is not None:
+            return streamed
     parser = _parser()
     root = etree.fromstring(data, parser)
     if _too_deep(parser):
         data = _flattened(data)
+        low = data.lower()
         root = etree.fromstring(data, parser)
     if root is None:
         return _empty(encoding)
     gather_trailing(root)
-    low = data.lower()
     collector = _Collector(_Locator(data, low))
     anchors = collector.anchors
     if b"<template" in low:
@@ -1000,9 +1006,15 @@ def _extract(body: bytes, encoding: str) -> Page:
     # Most pages have no style attribute that can hold a link: then only the elements that
     # may hold links are gone through.
     every = _style_may_link(low)
-    xlinks = b"xlink:href" in low
     items, ids = _walk(root, every)
     anchors.update(ident for ident in ids if ident)
+    _collect(items, every, b"xlink:href" in low, collector)
+    return _finished(collector, encoding, low)
+
+
+def _collect(items: Iterable[_Item], every: bool, xlinks: bool, collector: _Collector) -> None:
+    """The links, anchors, base and title of the elements walked, in document order."""
+    anchors = collector.anchors
     for item in items:
         tag, _, attrs, element = item
         style = attrs.get("style") if every else None
@@ -1029,11 +1041,117 @@ def _extract(body: bytes, encoding: str) -> Page:
                 collector.add(item, _special_links(attrs, tag), style, kind)
         elif style is not None:
             collector.add(item, [], style)
+
+
+def _finished(collector: _Collector, encoding: str, low: bytes) -> Page:
+    """The page collected, less the links on lines its markers turn checking off."""
     page = collector.page(encoding)
     markers = _markers_in(low, 1)
     if markers:
         page.links[:] = without_marked(page.links, markers)
     return page
+
+
+# A page this big or bigger is read as it is parsed, each element freed once it ends,
+# rather than whole as a tree: libxml2's tree of a page takes about twelve times its size
+# (44 MB for the biggest page of libstdc++'s manual, 3.7 MB), more than all else a parse
+# worker holds. The walk reads the same elements, in the same order, as of the tree.
+STREAM_FROM = 1 << 20
+
+
+def _extract_streamed(data: bytes, low: bytes, encoding: str) -> Page | None:
+    """What :func:`_extract` finds in a big page, read as it is parsed; None where libxml2
+    gave up on elements nested too deep (the whole tree, flattened, is read then)."""
+    events = etree.iterparse(
+        io.BytesIO(data),
+        events=("start", "end"),
+        html=True,
+        **{k: v for k, v in PARSER_OPTIONS.items() if k != "collect_ids"},
+    )
+    collector = _Collector(_Locator(data, low))
+    every = _style_may_link(low)
+    items = _streamed(events, every, collector.anchors)
+    try:
+        _collect(items, every, b"xlink:href" in low, collector)
+    except etree.XMLSyntaxError:
+        return None
+    last = events.error_log.last_error
+    if last is not None and last.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT:
+        return None
+    return _finished(collector, encoding, low)
+
+
+def _streamed(events: Iterable[tuple[str, Any]], every: bool, anchors: set[str]) -> Iterator[_Item]:
+    """The items of :func:`_walk` as elements start, their ids into ``anchors``, each
+    element freed once it ended and was read.
+
+    As on the tree: template contents are not there (a template's own id is); an element
+    marked to be ignored gives no item, nor does anything within it, but its ids (and
+    ``<a name>``) are anchors still. A title or style element is given at its end, with
+    its text, and what started within it after it."""
+    inert = 0  # elements open within a template, itself included
+    quiet = 0  # elements open within one marked to be ignored, itself included
+    kept: list[tuple[Any, list[_Item]]] = []  # title and style elements open, and their items
+    for event, element in events:
+        tag = element.tag
+        if not isinstance(tag, str):
+            continue
+        if event == "start":
+            if tag == "template":
+                ident = element.get("id")
+                if ident:
+                    anchors.add(ident)
+                inert += 1
+                continue
+            if inert:
+                inert += 1
+                continue
+            attrs = element.attrib
+            ident = attrs.get("id")
+            if quiet or _IGNORE_ATTR in attrs:
+                quiet += 1
+                if ident:
+                    anchors.add(ident)
+                if tag == "a" and (name := attrs.get("name")):
+                    anchors.add(name)
+                continue
+            if ident:
+                anchors.add(ident)
+            if not every and tag not in _LINK_TAGS:
+                continue
+            item = (tag, element.sourceline, attrs, element)
+            if tag in _KEPT:
+                kept.append((element, [item]))
+            elif kept:
+                kept[-1][1].append(item)
+            else:
+                yield item
+            continue
+        if inert or quiet:
+            if inert:
+                inert -= 1
+            else:
+                quiet -= 1
+            if kept:  # gone from the tree as from a title's text, but not what is before it
+                element.clear()
+                continue
+        elif kept and kept[-1][0] is element:
+            _, items = kept.pop()
+            if kept:
+                kept[-1][1].extend(items)
+            else:
+                yield from items
+        if not kept:  # nothing open is still to be read
+            _forget(element)
+
+
+def _forget(element: Any) -> None:
+    """Free an element that ended, and the elements before it."""
+    element.clear()
+    parent = element.getparent()
+    if parent is not None:
+        while element.getprevious() is not None:
+            del parent[0]
 
 
 def extract_stylesheet(body: bytes, header_charset: str | None = None) -> Page:

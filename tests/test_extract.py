@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from linkpatrol import extract
 from linkpatrol.extract import (
@@ -633,3 +637,129 @@ def test_extract_never_raises_and_lines_are_in_range(body: bytes, header: str | 
         assert link.url == link.url.strip(" \t\n\r\f")
         assert link.url
         assert 1 <= link.line <= total
+
+
+# ---- big pages, read as they are parsed ------------------------------------------------
+
+
+@contextlib.contextmanager
+def streamed_from(size: int) -> Iterator[None]:
+    """Pages of ``size`` bytes or more read as they are parsed, for the block."""
+    kept = extract.STREAM_FROM
+    extract.STREAM_FROM = size
+    try:
+        yield
+    finally:
+        extract.STREAM_FROM = kept
+
+
+def both_ways(body: bytes, header: str | None = None) -> tuple[Page, Page]:
+    """The page read whole as a tree, and read as it is parsed."""
+    with streamed_from(1 << 62):
+        whole = extract_html(body, header)
+    with streamed_from(0):
+        streamed = extract_html(body, header)
+    return whole, streamed
+
+
+def test_a_big_page_is_read_as_it_is_parsed_and_finds_the_same() -> None:
+    """Templates, ignored elements, a title with an element in it, style blocks and what
+    follows </html>, in a page past the size from which it is read as it is parsed."""
+    filler = b"<p class=filler>text</p>\n" * (extract.STREAM_FROM // 25)
+    body = AFTER_HTML.replace(b'<a href="/in.html">in</a>\n', b'<a href="/in.html">in</a>' + filler)
+    lines = filler.count(b"\n") - 1  # the lines the filler adds
+    assert len(body) >= extract.STREAM_FROM
+
+    page = extract_html(body)
+
+    assert triples(page) == [
+        ("/in.html", 3, "a", "href"),
+        ("/after.html", 5 + lines, "a", "href"),
+        ("/late.png", 5 + lines, "img", "src"),
+        ("/late-style.png", 9 + lines, "div", "style"),
+        ("#late", 9 + lines, "a", "href"),
+    ]
+    assert page.anchors == {"top", "late", "named", "inert", "kept"}
+    assert (page.base_href, page.title) == ("/base/", "Late title")
+    assert both_ways(body) == (page, page)
+
+
+def test_a_big_page_nested_past_libxml2_limit_is_read_whole_flattened() -> None:
+    deep = 3000
+    body = (
+        b'<a href="/before.html">b</a>\n'
+        + b"<div>" * deep
+        + b'\n<a href="/deep.html">d</a>\n'
+        + b"</div>" * deep
+        + b'\n<a href="/after.html">a</a>\n'
+    )
+    whole, streamed = both_ways(body)
+    assert streamed == whole
+    assert triples(streamed) == [
+        ("/before.html", 1, "a", "href"),
+        ("/deep.html", 3, "a", "href"),
+        ("/after.html", 5, "a", "href"),
+    ]
+
+
+streaming_fragments = st.sampled_from(
+    [
+        "<p data-linkpatrol-ignore>",
+        "</p>",
+        "<div id=d>",
+        "</div>",
+        "<a name=n href=/n>",
+        "</a>",
+        "</html>",
+        "</body>",
+        "<title><a href=/t id=t>",
+        "</title>",
+        "<svg><style>b{c:url(/v.png)}</style><a xlink:href=/x>",
+        "</svg>",
+        "<template id=t><p id=inner>",
+        "<span style='background:url(/s.png)'>",
+        "<link rel=preconnect href=/p>",
+        "<!-- linkpatrol-disable -->",
+        "<!-- linkpatrol-enable -->",
+    ]
+)
+
+
+@FAST
+@given(st.lists(st.one_of(html_fragments, streaming_fragments, st.text(max_size=5)), max_size=40))
+def test_a_page_read_as_it_is_parsed_is_read_as_the_tree_is(parts: list[str]) -> None:
+    whole, streamed = both_ways("".join(parts).encode("utf-8", "surrogatepass"))
+    assert streamed == whole
+
+
+def alive(root: etree._Element) -> int:
+    return sum(1 for _ in root.iter())
+
+
+def test_a_title_with_elements_in_it_is_given_whole_before_them() -> None:
+    """libxml2 before 2.14 may put elements in a title; read as elements end, the title is
+    given with all of its text, then the elements within it, in the tree walk's order."""
+    source = (
+        b"<html><head><title>a <a href='/t' id='t'>b</a> c</title></head>"
+        b"<body><p id='p'><style>x</style><a href='/z'>z</a></p></body></html>"
+    )
+    walked, ids = extract._walk_lxml(etree.fromstring(source), False)  # XML keeps them
+    anchors: set[str] = set()
+    root = etree.fromstring(source)
+    given = [
+        (tag, "".join(element.itertext()) if tag in ("title", "style") else None, alive(root))
+        for tag, _, _, element in extract._streamed(
+            etree.iterwalk(root, events=("start", "end")), False, anchors
+        )
+    ]
+    # the title and what is in it are gone once the body starts, and all at the end
+    assert given == [
+        ("title", "a b c", 8),
+        ("a", None, 8),
+        ("body", None, 6),
+        ("style", "x", 6),
+        ("a", None, 6),
+    ]
+    assert alive(root) == 1
+    assert [tag for tag, *_ in walked] == [tag for tag, *_ in given]
+    assert anchors == set(ids) == {"t", "p"}
