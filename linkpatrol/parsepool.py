@@ -48,6 +48,8 @@ _CACHE_LIMIT = 40_000
 # read late; only a page that fits a quarter of the pipe's buffer waits there (a bigger
 # one would block the crawl until the worker reads it)
 _DEPTH = 3
+# a worker gives the system back what it freed after a page of this many bytes or more
+GIVE_BACK_AFTER = 1 << 19
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # RFC 3986: before any '/', '?', '#'
 _UNICODE = ("utf-8", "utf-16", "utf-32")  # Python's names of the encodings of all Unicode
 _WEB = ("http://", "https://")  # links with these starts mean the same on every page
@@ -260,6 +262,16 @@ def extract_page(body: bytes, charset: str | None, content_type: str | None) -> 
     return extract_html(body, charset)
 
 
+def give_back_memory() -> None:
+    """Give the system back the memory this process freed (glibc's malloc_trim): what a
+    big page took (its body, its tree, its answer) is megabytes that malloc would
+    otherwise keep, in each worker that parsed one, for the rest of the crawl."""
+    import ctypes  # here: only a worker that parsed a big page needs it
+
+    with contextlib.suppress(AttributeError, OSError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
 def _pipe_room(conn: Connection) -> int:
     """Bytes the worker's pipe (a socket pair) takes before a send blocks, with margin."""
     try:
@@ -295,20 +307,29 @@ def _kid_main(conn: Connection, settings: SiteSettings, inherited: list[Connecti
             message = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        url, body, charset, content_type, grown = pickle.loads(message)
-        if grown is not None:
-            decider.grow(grown)
+        answer = _answer(decider, message)
         try:
-            page = extract_page(body, charset, content_type)
-            answer: tuple[str, Any] = ("ok", decider.page(page, url))
-        except LinkpatrolError as exc:
-            answer = ("error", exc)
-        except Exception as exc:
-            answer = ("error", ParseFailure(f"parser error: {type(exc).__name__}: {exc}"))
-        try:
-            conn.send_bytes(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+            conn.send_bytes(answer)
         except OSError:  # the crawl stopped and closed its end: nobody wants the answer
             return
+        if len(message) >= GIVE_BACK_AFTER:  # a big page: all it took is freed by now
+            del message, answer
+            give_back_memory()
+
+
+def _answer(decider: LinkDecider, message: bytes) -> bytes:
+    """The worker's answer to one page sent to it: its links decided, or why it failed."""
+    url, body, charset, content_type, grown = pickle.loads(message)
+    if grown is not None:
+        decider.grow(grown)
+    try:
+        page = extract_page(body, charset, content_type)
+        answer: tuple[str, Any] = ("ok", decider.page(page, url))
+    except LinkpatrolError as exc:
+        answer = ("error", exc)
+    except Exception as exc:
+        answer = ("error", ParseFailure(f"parser error: {type(exc).__name__}: {exc}"))
+    return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class _KidGone(Exception):
