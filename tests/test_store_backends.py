@@ -26,6 +26,7 @@ import psycopg
 import pytest
 
 import linkpatrol.store.frontier as frontier
+import linkpatrol.store.queries as queries
 import linkpatrol.store.sqlite as sqlite_store
 from linkpatrol.model import Action, RobotsState, State, StoreError
 from linkpatrol.report import missing_anchors
@@ -167,10 +168,13 @@ def fragment_answer(task: Task) -> Outcome:
 
 
 @pytest.mark.backends
+@pytest.mark.parametrize("at_once", [1, 2, queries.ANCHORS_AT_ONCE])
 def test_missing_anchors_are_found_once_per_target_with_every_link_to_them(
-    store: Store,
+    store: Store, at_once: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through a redirect too: page#x where page redirects lands on its target's #x."""
+    """Through a redirect too: page#x where page redirects lands on its target's #x.
+    The targets' anchors are read a few at a time: the same, however few."""
+    monkeypatch.setattr(queries, "ANCHORS_AT_ONCE", at_once)
     pass_id = crawl_by_hand(store, answers=fragment_answer)
 
     missing = {e.url: [tuple(r) for r in e.referrers] for e in missing_anchors(store, pass_id)}

@@ -62,6 +62,11 @@ _PAGES_OF_PASS = f"JOIN seen ms ON ms.url_id = s.id AND ms.pass_id = ? AND ms.st
 _URLS_OF_PASS = "FROM seen m JOIN urls u ON u.id = m.url_id WHERE m.pass_id = ?"
 
 
+# targets of links with a #fragment whose anchors are read at once: a page's can be many
+# (a Doxygen page's hundreds), and all of a chunk's are held while its fragments are
+# looked for
+ANCHORS_AT_ONCE = 50
+
 # the links (``l``) with a #fragment of the pass's pages to URLs (``d``) of the pass
 _FRAGMENT_LINKS = (
     "FROM links l JOIN seen ms ON ms.url_id = l.src AND ms.pass_id = ? "
@@ -281,28 +286,30 @@ class QueriesPart(CrewPart):
         """Each #fragment the pass links to, once per target, with the page it lands on
         and that page's anchors: (the target's id, the page, the fragment, its anchors).
         A big site's navigation links to the same few fragments from every page: each is
-        looked for once, and each target's anchors are read once, by id, a chunk of
-        targets at a time."""
+        looked for once, and each target's anchors are read once, by id, a few targets at
+        a time."""
         d = self.dialect
         with self._read() as s:
             linked = s.execute(
-                f"SELECT DISTINCT d.id, d.url, l.fragment{d.binary_text} {_FRAGMENT_LINKS} "
-                "AND d.anchors IS NOT NULL ORDER BY 1, 3",
+                f"SELECT DISTINCT d.id, l.fragment{d.binary_text} {_FRAGMENT_LINKS} "
+                "AND d.anchors IS NOT NULL ORDER BY 1, 2",
                 (pass_id,),
             ).fetchall()
             at = 0
-            # the targets' anchors a chunk at a time: a page's can be long
-            for chunk in d.chunks(list(dict.fromkeys(row[0] for row in linked))):
+            targets = list(dict.fromkeys(row[0] for row in linked))
+            for chunk in d.chunks(targets, ANCHORS_AT_ONCE):
                 condition, values = d.member("id", chunk)
-                anchors = {
-                    url_id: Anchors(anchors_of(ids), anchors_of(heading_ids))
-                    for url_id, ids, heading_ids in s.execute(
-                        f"SELECT id, anchors, heading_ids FROM urls WHERE {condition}", values
+                pages = {
+                    url_id: (url, Anchors(anchors_of(ids), anchors_of(heading_ids)))
+                    for url_id, url, ids, heading_ids in s.execute(
+                        f"SELECT id, url, anchors, heading_ids FROM urls WHERE {condition}",
+                        values,
                     )
                 }
-                while at < len(linked) and linked[at][0] in anchors:
-                    dst_id, dst, fragment = linked[at]
-                    yield dst_id, dst, fragment, anchors[dst_id]
+                while at < len(linked) and linked[at][0] in pages:
+                    dst_id, fragment = linked[at]
+                    page, anchors = pages[dst_id]
+                    yield dst_id, page, fragment, anchors
                     at += 1
         # a fragment survives a redirect, as in browsers: page#x where page redirects to
         # page/ is page/#x

@@ -417,9 +417,11 @@ class Dialect:
             list(urls)
         ]
 
-    def chunks(self, items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-        for i in range(0, len(items), self.chunk):
-            yield items[i : i + self.chunk]
+    def chunks(self, items: Sequence[Any], most: int | None = None) -> Iterator[Sequence[Any]]:
+        """``items`` a statement's worth at a time (``most`` at most)."""
+        size = self.chunk if most is None else min(most, self.chunk)
+        for i in range(0, len(items), size):
+            yield items[i : i + size]
 
 
 class Rows(Protocol):
