@@ -34,7 +34,7 @@ __all__ = [
 
 COMPILE_VARIABLE = "LINKPATROL_COMPILE"
 MYPY = "mypy>=1.10"
-LXML = "lxml>=5.0"  # the headers of its C API, for the walk of extraction in C
+LXML = "lxml>=6.0.2"  # the headers of its C API, for the walk of extraction in C
 
 
 def compiling(environ: Mapping[str, str] = os.environ) -> bool:
