@@ -1062,12 +1062,7 @@ STREAM_FROM = 1 << 20
 def _extract_streamed(data: bytes, low: bytes, encoding: str) -> Page | None:
     """What :func:`_extract` finds in a big page, read as it is parsed; None where libxml2
     gave up on elements nested too deep (the whole tree, flattened, is read then)."""
-    events = etree.iterparse(
-        io.BytesIO(data),
-        events=("start", "end"),
-        html=True,
-        **{k: v for k, v in PARSER_OPTIONS.items() if k != "collect_ids"},
-    )
+    events = etree.iterparse(io.BytesIO(data), events=("start", "end"), html=True, **PARSER_OPTIONS)
     collector = _Collector(_Locator(data, low))
     every = _style_may_link(low)
     items = _streamed(events, every, collector.anchors)
