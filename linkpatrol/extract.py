@@ -1168,7 +1168,9 @@ def extract_stylesheet(body: bytes, header_charset: str | None = None) -> Page:
 
 
 def extract_html(body: bytes, header_charset: str | None = None) -> Page:
-    """Links, anchors, base and title of an HTML document; never raises, whatever the bytes.
+    """Links, anchors, base and title of an HTML document. No bytes make it raise: what
+    libxml2 cannot read at all is a document with nothing in it. A fault in the reading
+    itself raises, rather than give a page that seems to hold no link.
 
     Elements with ``data-linkpatrol-ignore`` and what is within them yield no links (their
     ids are still anchors), nor do the lines that marker comments leave out.
@@ -1179,5 +1181,5 @@ def extract_html(body: bytes, header_charset: str | None = None) -> Page:
         encoding = "utf-8"
     try:
         return _extract(body, encoding)
-    except Exception:
+    except etree.LxmlError:
         return _empty(encoding)

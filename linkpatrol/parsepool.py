@@ -323,13 +323,23 @@ def _answer(decider: LinkDecider, message: bytes) -> bytes:
     if grown is not None:
         decider.grow(grown)
     try:
-        page = extract_page(body, charset, content_type)
-        answer: tuple[str, Any] = ("ok", decider.page(page, url))
-    except LinkpatrolError as exc:
+        answer: tuple[str, Any] = ("ok", read_page(decider, url, body, charset, content_type))
+    except (LinkpatrolError, ParseFailure) as exc:
         answer = ("error", exc)
-    except Exception as exc:
-        answer = ("error", ParseFailure(f"parser error: {type(exc).__name__}: {exc}"))
     return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def read_page(
+    decider: LinkDecider, url: str, body: bytes, charset: str | None, content_type: str | None
+) -> _Wire:
+    """A page's links, decided. A fault in reading it is the page's ParseFailure, which
+    the report shows: never a page read as if it held no link."""
+    try:
+        return decider.page(extract_page(body, charset, content_type), url)
+    except LinkpatrolError:
+        raise
+    except Exception as exc:
+        raise ParseFailure(f"parser error: {type(exc).__name__}: {exc}") from None
 
 
 class _KidGone(Exception):
@@ -506,10 +516,7 @@ class ParsePool:
             if self._local is None:
                 self._local = LinkDecider(Policy(self.settings))
                 self._local.grow(self._grown)
-            local = self._local
-            wire = await asyncio.to_thread(
-                lambda: local.page(extract_page(body, charset, content_type), url)
-            )
+            wire = await asyncio.to_thread(read_page, self._local, url, body, charset, content_type)
             return _from_wire(wire)
         attempt = 1
         while True:

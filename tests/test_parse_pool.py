@@ -8,9 +8,11 @@ import subprocess
 import sys
 
 import pytest
+from lxml import etree
 
 from linkpatrol.config import SiteSettings
-from linkpatrol.parsepool import ParsePool
+from linkpatrol.extract import extract_html
+from linkpatrol.parsepool import ParseFailure, ParsePool
 
 PAGE = b'<!DOCTYPE html>\n<title>t</title>\n<a href="b.html">b</a>\n<a href="../c/">c</a>\n'
 
@@ -67,3 +69,45 @@ def test_a_worker_gives_back_the_memory_a_big_page_took() -> None:
     )
     held, after = map(int, done.stdout.split())
     assert held - after >= 40, (held, after)  # of the 60 MB freed
+
+
+def test_a_fault_in_reading_a_page_is_its_parse_error_not_a_page_without_links(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fault in extraction (here libxml2's parse raising KeyError) is the page's
+    ParseFailure, in a worker and in the crawl's own process alike, which the report
+    shows: never a page read as if it held no link."""
+
+    def broken(*_: object) -> None:
+        raise KeyError("a fault")
+
+    monkeypatch.setattr(etree, "fromstring", broken)  # the workers fork with it
+
+    async def run() -> list[str]:
+        settings = SiteSettings(start_urls=("http://site.example/a/",), parse_workers=1)
+        pool = ParsePool(settings, 30.0, asyncio.get_running_loop())
+        pool.start()
+        failures = []
+        try:
+            with pytest.raises(ParseFailure) as in_worker:
+                await pool.parse("http://site.example/a/x.html", PAGE, "utf-8")
+            failures.append(str(in_worker.value))
+        finally:
+            pool.close()
+        with pytest.raises(ParseFailure) as here:  # once closed, pages are read here
+            await pool.parse("http://site.example/a/x.html", PAGE, "utf-8")
+        failures.append(str(here.value))
+        return failures
+
+    assert asyncio.run(run()) == ["parser error: KeyError: 'a fault'"] * 2
+
+
+def test_markup_libxml2_cannot_read_is_a_page_with_nothing_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreadable(*_: object) -> None:
+        raise etree.ParserError("Document is empty")
+
+    monkeypatch.setattr(etree, "fromstring", unreadable)
+    page = extract_html(PAGE)
+    assert (page.links, page.anchors, page.title) == ([], frozenset(), None)
