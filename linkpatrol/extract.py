@@ -1150,20 +1150,17 @@ def _forget(element: Any) -> None:
 
 
 def extract_stylesheet(body: bytes, header_charset: str | None = None) -> Page:
-    """Links of a stylesheet, each on its line; never raises, whatever the bytes.
+    """Links of a stylesheet, each on its line. No bytes make it raise; a fault in the
+    reading itself does, rather than give a stylesheet that seems to hold no link.
 
     They resolve against the stylesheet's own URL; a stylesheet has no anchors.
     """
-    encoding = "utf-8"
-    try:
-        text, label = decode_stylesheet(body, header_charset)
-        encoding = _codec_name(label, False) or encoding
-        links = [
-            _link((url, line, STYLESHEET_TAG, kind, _SUBRESOURCE))
-            for line, _, url, kind in css_links(text)
-        ]
-    except Exception:
-        links = []
+    text, label = decode_stylesheet(body, header_charset)
+    links = [
+        _link((url, line, STYLESHEET_TAG, kind, _SUBRESOURCE))
+        for line, _, url, kind in css_links(text)
+    ]
+    encoding = _codec_name(label, False) or "utf-8"
     return Page(links=links, base_href=None, encoding=encoding, anchors=frozenset(), title=None)
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from linkpatrol.css import css_links
 from linkpatrol.extract import extract_html, extract_stylesheet
@@ -109,6 +111,32 @@ def test_hostile_stylesheets_are_read_quickly(css: str) -> None:
     page = extract_stylesheet(css.encode())
     assert time.monotonic() - started < 10
     assert len(page.links) <= 20_000
+
+
+css_pieces = st.sampled_from(
+    [
+        *("url(", ")", "@import ", "image-set(", '@charset "', "utf-16", 'latin1";', "'", '"'),
+        *("\\", "\n", "\r", "{", "}", "(", "[", "]", "/*", "*/", ";", "a.png", "#x"),
+        *("\x00", "\ufeff"),
+    ]
+)
+stylesheets = st.one_of(
+    st.binary(max_size=2000),
+    st.lists(st.one_of(css_pieces, st.text(max_size=4)), max_size=50).map(
+        lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
+    ),
+)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stylesheets, st.sampled_from([None, "utf-8", "latin-1", "utf-16", "bogus", ""]))
+def test_no_bytes_make_reading_a_stylesheet_raise(body: bytes, header: str | None) -> None:
+    """What a fault in reading a stylesheet raises (the page's parse error) is never set
+    off by its bytes."""
+    page = extract_stylesheet(body, header)
+    lines = body.count(b"\n") + body.count(b"\r") + 1
+    for link in page.links:
+        assert link.url and 1 <= link.line <= lines
 
 
 def test_text_without_an_opening_is_not_tokenized() -> None:
