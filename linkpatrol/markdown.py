@@ -576,7 +576,8 @@ def _extract(body: bytes, encoding: str) -> Page:
 
 
 def extract_markdown(body: bytes, header_charset: str | None = None) -> Page:
-    """Links, anchors and title of a Markdown document; never raises, whatever the bytes.
+    """Links, anchors and title of a Markdown document. No bytes make it raise; a fault in
+    the reading itself does, rather than give a page that seems to hold no link.
 
     Each link has the line its destination is written on: for ``[text](url)`` wrapped
     over several lines, the line of ``url``. A reference-style link or image is reported
@@ -602,7 +603,4 @@ def extract_markdown(body: bytes, header_charset: str | None = None) -> Page:
         encoding = sniff_encoding(body[:3], header_charset)
     except Exception:
         encoding = "utf-8"
-    try:
-        return _extract(body, encoding)
-    except Exception:
-        return Page(links=[], base_href=None, encoding=encoding, anchors=frozenset(), title=None)
+    return _extract(body, encoding)

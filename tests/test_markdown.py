@@ -489,8 +489,8 @@ def decoded_lines(body: bytes, encoding: str) -> int:
 def test_any_bytes_give_a_page_whose_lines_are_in_the_document(
     body: bytes, charset: str | None
 ) -> None:
-    """extract_markdown gives an empty page rather than raise, which would hide a bug here:
-    so the extraction it wraps must not raise either, and give the same page."""
+    """No bytes make extract_markdown raise (a fault in reading a page does, and the page
+    is then broken with its parse error): it gives the page its extraction gives."""
     page = extract_markdown(body, charset)
     assert _extract(body, page.encoding) == page
     codecs.lookup(page.encoding)
