@@ -95,15 +95,17 @@ class Gate:
     ) -> tuple[str, str, set[str]]:
         """Once the run is held and ``ready`` says so, ``act`` on it, collect it, let go.
 
-        Returns its stdout, stderr and the paths it was held on (its requests in flight).
+        Returns its stdout, stderr and the paths it was held on (its requests in flight
+        as it stopped: those it sent between ``ready`` and ``act`` among them).
         """
         try:
             try:
                 self.wait_holding(proc)
                 wait_until(ready, SETTLE_LIMIT, "the run to be ready to be interrupted")
-                held = set(self.held)
                 act(proc)
                 out, err = proc.communicate(timeout=30)
+                with self._lock:  # none had its answer: they are answered once it is gone
+                    held = set(self.held)
             finally:
                 if proc.poll() is None:
                     proc.kill()
