@@ -637,8 +637,9 @@ def _decode(body: bytes, encoding: str) -> str:
     return text
 
 
-def _too_deep(parser: etree.HTMLParser) -> bool:
-    """libxml2 stops reading, even with huge_tree, at elements nested 2048 deep."""
+def _too_deep(parser: etree.HTMLParser | etree.iterparse) -> bool:
+    """libxml2 stops reading, even with huge_tree, at elements nested 2048 deep (said by
+    a parser, or by an iterparse, once read)."""
     error = parser.error_log.last_error
     return error is not None and error.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT
 
@@ -1070,10 +1071,7 @@ def _extract_streamed(data: bytes, low: bytes, encoding: str) -> Page | None:
         _collect(items, every, b"xlink:href" in low, collector)
     except etree.XMLSyntaxError:
         return None
-    last = events.error_log.last_error
-    if last is not None and last.type == etree.ErrorTypes.ERR_RESOURCE_LIMIT:
-        return None
-    return _finished(collector, encoding, low)
+    return None if _too_deep(events) else _finished(collector, encoding, low)
 
 
 def _streamed(events: Iterable[tuple[str, Any]], every: bool, anchors: set[str]) -> Iterator[_Item]:
