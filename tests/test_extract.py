@@ -549,20 +549,29 @@ src="/late.png"><title>Late title</title>
 """
 
 
-def test_what_follows_the_end_of_html_is_read_as_a_browser_reads_it() -> None:
+@pytest.mark.parametrize("big", [False, True], ids=["a page", "a page read as it is parsed"])
+def test_what_follows_the_end_of_html_is_read_as_a_browser_reads_it(big: bool) -> None:
     """libxml2 leaves content after </html> beside the root element; a browser puts it at
-    the end of the body, so its links, ids, base and title count as the rest do."""
-    page = extract_html(AFTER_HTML)
+    the end of the body, so its links, ids, base and title count as the rest do. A page
+    past the size from which it is read as it is parsed (templates, ignored elements,
+    style blocks and all) gives the same, read either way."""
+    filler = b"<p class=filler>text</p>\n" * (extract.STREAM_FROM // 25) if big else b"\n"
+    body = AFTER_HTML.replace(b'<a href="/in.html">in</a>\n', b'<a href="/in.html">in</a>' + filler)
+    lines = filler.count(b"\n") - 1  # the lines the filler adds
+    assert (len(body) >= extract.STREAM_FROM) == big
+
+    page = extract_html(body)
 
     assert triples(page) == [
         ("/in.html", 3, "a", "href"),
-        ("/after.html", 5, "a", "href"),
-        ("/late.png", 5, "img", "src"),
-        ("/late-style.png", 9, "div", "style"),
-        ("#late", 9, "a", "href"),
+        ("/after.html", 5 + lines, "a", "href"),
+        ("/late.png", 5 + lines, "img", "src"),
+        ("/late-style.png", 9 + lines, "div", "style"),
+        ("#late", 9 + lines, "a", "href"),
     ]
     assert page.anchors == {"top", "late", "named", "inert", "kept"}
     assert (page.base_href, page.title) == ("/base/", "Late title")
+    assert both_ways(body) == (page, page)
 
 
 @pytest.mark.parametrize("filler", [0, 70_000])
@@ -660,28 +669,6 @@ def both_ways(body: bytes, header: str | None = None) -> tuple[Page, Page]:
     with streamed_from(0):
         streamed = extract_html(body, header)
     return whole, streamed
-
-
-def test_a_big_page_is_read_as_it_is_parsed_and_finds_the_same() -> None:
-    """Templates, ignored elements, a title with an element in it, style blocks and what
-    follows </html>, in a page past the size from which it is read as it is parsed."""
-    filler = b"<p class=filler>text</p>\n" * (extract.STREAM_FROM // 25)
-    body = AFTER_HTML.replace(b'<a href="/in.html">in</a>\n', b'<a href="/in.html">in</a>' + filler)
-    lines = filler.count(b"\n") - 1  # the lines the filler adds
-    assert len(body) >= extract.STREAM_FROM
-
-    page = extract_html(body)
-
-    assert triples(page) == [
-        ("/in.html", 3, "a", "href"),
-        ("/after.html", 5 + lines, "a", "href"),
-        ("/late.png", 5 + lines, "img", "src"),
-        ("/late-style.png", 9 + lines, "div", "style"),
-        ("#late", 9 + lines, "a", "href"),
-    ]
-    assert page.anchors == {"top", "late", "named", "inert", "kept"}
-    assert (page.base_href, page.title) == ("/base/", "Late title")
-    assert both_ways(body) == (page, page)
 
 
 def test_a_big_page_nested_past_libxml2_limit_is_read_whole_flattened() -> None:
