@@ -67,12 +67,13 @@ class Sampled:
     processes: set[int] = field(default_factory=set)
 
 
-def tree_rss_mb(root: psutil.Process, sampled: Sampled) -> float:
-    """The sum of RSS of ``root`` and every process below it, now; MB."""
+def tree_rss_mb(root: psutil.Process, sampled: Sampled) -> float | None:
+    """The sum of RSS of ``root`` and every process below it, now; MB. None when the
+    crawl is ending and nothing could be read (a zombie reads as 0): a sample of nothing."""
     try:
         tree = [root, *root.children(recursive=True)]
     except psutil.Error:
-        return 0.0
+        return None
     total = 0.0
     for process in tree:
         try:
@@ -80,6 +81,8 @@ def tree_rss_mb(root: psutil.Process, sampled: Sampled) -> float:
         except psutil.Error:
             continue
         sampled.processes.add(process.pid)
+    if not total:
+        return None
     with contextlib.suppress(psutil.Error):
         sampled.crawler_peak = max(sampled.crawler_peak, high_water_mb(root))
     return total
@@ -132,7 +135,9 @@ def run_sampled(
             if now - started > args.timeout:
                 stop_tree(proc)
                 return None, now - started, sampled
-            sampled.memory.append((now - started, tree_rss_mb(root, sampled)))
+            mb = tree_rss_mb(root, sampled)
+            if mb is not None:
+                sampled.memory.append((now - started, mb))
             if now >= next_read:
                 requested = requested_so_far(db)
                 if requested is not None and requested > sampled.progress[-1][1]:

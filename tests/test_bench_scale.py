@@ -9,8 +9,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from bench import scale
@@ -33,6 +35,23 @@ def test_each_step_is_timed_between_the_samples_around_it() -> None:
     assert scale.steps(sampled, 2500)[-1].tree_mb == 70.0
     assert scale.pages_for(1_000_000) == 761035
 
+
+
+def test_a_crawl_that_has_ended_is_no_memory_sample() -> None:
+    # the last sample may catch the crawl as it ends: gone, or a zombie reading 0 bytes
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    root = psutil.Process(proc.pid)
+    sampled = scale.Sampled()
+    assert (scale.tree_rss_mb(root, sampled) or 0) >= 0  # alive or not yet: no error
+    deadline = time.monotonic() + 10
+    while root.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert root.status() == psutil.STATUS_ZOMBIE
+    assert scale.tree_rss_mb(root, sampled) is None
+    proc.wait()
+    assert scale.tree_rss_mb(root, sampled) is None
+    alive = psutil.Process()
+    assert (scale.tree_rss_mb(alive, sampled) or 0) > 1
 
 @pytest.mark.skipif(shutil.which("nginx") is None and not Path("/usr/sbin/nginx").is_file(),
                     reason="nginx is not installed")  # fmt: skip
