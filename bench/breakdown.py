@@ -66,19 +66,20 @@ _DRIVER = textwrap.dedent(
         marks["threads"][str(self.native_id)] = self.name
     threading.Thread.start = start
     import linkpatrol.cli as cli
-    with_signals, sharing = cli._with_signals, cli._sharing
+    import linkpatrol.report.json as report_json
+    with_signals, start_helper = cli._with_signals, report_json.Helper.start
     async def crawl(*args):
         marks["crawl"] = time.monotonic()
         try:
             return await with_signals(*args)
         finally:
             marks["report"] = time.monotonic()
-    def helper(*args):
-        found = sharing(*args)
+    def helper():
+        found = start_helper()
         if found is not None:
-            marks["helper"] = found.helper._process.pid
+            marks["helper"] = found.pid
         return found
-    cli._with_signals, cli._sharing = crawl, helper
+    cli._with_signals, report_json.Helper.start = crawl, staticmethod(helper)
     def save(path=sys.argv[1]):
         with open(path, "w") as out:
             json.dump(marks, out)

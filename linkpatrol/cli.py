@@ -137,23 +137,21 @@ def _command_line(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _sharing(settings: SiteSettings) -> Sharing | None:
-    """A helper process for half of a big JSON report, forked now, while the command has
-    one thread; none where it could not open the memory."""
+    """Where a big JSON report can be shared with a helper process (started once the
+    report's size is known); none where it could not open the memory."""
     from linkpatrol.store.sqlite import MEMORY_ONLY
 
     if settings.format is not ReportFormat.JSON or settings.db == MEMORY_ONLY:
         return None
-    from linkpatrol.helper import Helper
     from linkpatrol.report.json import Sharing
 
-    helper = Helper.start()
-    return None if helper is None else Sharing(helper, settings.db)
+    return Sharing(settings.db)
 
 
 def _stop_sharing(sharing: Sharing | None) -> None:
     if sharing is None:
         return
-    sharing.helper.close()
+    sharing.close()
     for failure in sharing.failures:  # the report is whole all the same
         sys.stderr.write(f"linkpatrol: the report's helper process failed ({failure})\n")
 
@@ -279,7 +277,7 @@ def _run_check(settings: SiteSettings) -> ExitCode:
     check = Check(settings, stdin=sys.stdin)  # bad input refused before any write
     settings = check.settings
     _check_output(settings)
-    sharing = _sharing(settings)  # before the memory's connection pool starts its threads
+    sharing = _sharing(settings)
     try:
         check.open()  # a bad memory is refused before the log
         observer = ConsoleObserver(settings, sys.stderr, show_progress=_wants_progress(settings))
@@ -302,6 +300,8 @@ def _run_check(settings: SiteSettings) -> ExitCode:
         if crawled.stop_reason in ("SIGINT", "SIGTERM", "SIGHUP"):
             # the runner restores the default handler on its way out
             signal.signal(signal.SIGINT, lambda *_: _exit_at_once())
+        if sharing is not None:  # it starts up while the report is read
+            sharing.start(crawled.pass_info.seen)
         result = check.finish(render)
     finally:
         observer.close()
@@ -432,6 +432,8 @@ def _run_report(settings: SiteSettings, given: Collection[str]) -> ExitCode:
 
     def written(store: Store) -> Report:
         info = _asked_pass(store, settings, given)
+        if sharing is not None:  # it starts up while the report is read
+            sharing.start(info.seen)
         options = as_checked(info.options if info else None, settings, given)
         report = build_report(store, info, options, baseline)
         _emit(report, settings, sharing)  # read URL by URL from the memory: before it is closed

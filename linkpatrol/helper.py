@@ -1,21 +1,23 @@
 """A second process for the command's last piece of work: half of a big report.
 
 The crawl keeps both cores busy; once it is over, the report is read and written on one.
-A :class:`Helper` is forked while the command still has a single thread (a fork taken
-while other threads hold locks could leave the child waiting on them for ever) and waits
-on a pipe for a job: a function that yields what it makes, sent back item by item. The
-parent reads the items as they come, and does the rest of the work itself if the helper
-fails or dies.
+A :class:`Helper` is started then, and only for a report big enough to be worth it: a
+fresh interpreter (no fork: the command has threads by then, and a process forked at
+the start would sit through the whole crawl holding memory). While it starts up, the
+command reads the report's first parts. It waits on a pipe for a job: a function that
+yields what it makes, sent back item by item. The parent reads the items as they come,
+and does the rest of the work itself if the helper fails or dies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import multiprocessing
 import pickle
 import signal
-import threading
+import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
@@ -24,22 +26,28 @@ T = TypeVar("T")
 
 _ITEM, _DONE, _FAILED = "item", "done", "failed"
 
+# The helper's interpreter is told the command's module path (argv[2:]), so it imports
+# the same linkpatrol, and the end of its pipe (argv[1]).
+_BOOT = (
+    "import sys; sys.path[:] = sys.argv[2:]; "
+    "from linkpatrol.helper import serve; serve(int(sys.argv[1]))"
+)
+
 
 class HelperFailed(Exception):
     """The helper could not finish its job (it raised, or its process ended)."""
 
 
-def _serve(conn: Connection, inherited: list[Connection]) -> None:
-    """The helper's life: run the one job sent, send back what it yields, and end (also
-    when the pipe closes first).
+def serve(fd: int) -> None:
+    """The helper's life: run the one job sent over the pipe ``fd``, send back what it
+    yields, and end (also when the pipe closes first).
 
     Terminal signals go to the whole process group; the command decides what they mean,
     so the helper ignores them and ends when its pipe closes.
     """
     for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
-    for other in inherited:
-        other.close()
+    conn = Connection(fd)
     try:
         job = conn.recv_bytes()
     except (EOFError, OSError):
@@ -59,36 +67,37 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
 
 
 class Helper:
-    """A forked process for one job; see the module's docstring."""
+    """A process started for one job; see the module's docstring."""
 
-    def __init__(self, process: Any, conn: Connection) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], conn: Connection) -> None:
         self._process = process
         self._conn = conn
         self._used = False
 
     @classmethod
-    def start(cls, *, among_threads: bool = False) -> Helper | None:
-        """A helper, or None where it cannot be had safely: other threads running (unless
-        ``among_threads``: the caller knows none of them holds a lock the job needs), or no
-        fork on this system."""
-        if threading.active_count() != 1 and not among_threads:
+    def start(cls) -> Helper | None:
+        """A helper, starting up; None where none can be started (no interpreter to run,
+        no pipe, no process)."""
+        if not sys.executable:
             return None
         try:
-            context = multiprocessing.get_context("fork")
-        except ValueError:
-            return None
-        parent, child = context.Pipe()
-        process = context.Process(
-            target=_serve, args=(child, [parent]), daemon=True, name="linkpatrol-helper"
-        )
-        try:
-            process.start()
+            parent, child = socket.socketpair()
         except OSError:
-            parent.close()
-            child.close()
             return None
-        child.close()
-        return cls(process, parent)
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(child.fileno()), *sys.path],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,  # a failure is told by the command, in one line
+                pass_fds=(child.fileno(),),
+            )
+        except (OSError, ValueError, subprocess.SubprocessError):
+            parent.close()
+            return None
+        finally:
+            child.close()
+        return cls(process, Connection(parent.detach()))
 
     @property
     def pid(self) -> int | None:
@@ -133,14 +142,18 @@ class Helper:
                 self.close()
 
     def _exit_code(self) -> int | None:
-        self._process.join(timeout=1)
-        return self._process.exitcode
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=1)
+        return self._process.returncode
 
     def close(self) -> None:
         """End the helper: its pipe closes, and it is killed if it does not end at once."""
         with contextlib.suppress(OSError):
             self._conn.close()
-        self._process.join(timeout=2)
-        if self._process.is_alive():
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=2)
+            return
+        with contextlib.suppress(OSError):
             self._process.kill()
-            self._process.join(timeout=2)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=2)

@@ -36,7 +36,6 @@ def test_each_step_is_timed_between_the_samples_around_it() -> None:
     assert scale.pages_for(1_000_000) == 761035
 
 
-
 def test_a_crawl_that_has_ended_is_no_memory_sample() -> None:
     # the last sample may catch the crawl as it ends: gone, or a zombie reading 0 bytes
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -52,6 +51,7 @@ def test_a_crawl_that_has_ended_is_no_memory_sample() -> None:
     assert scale.tree_rss_mb(root, sampled) is None
     alive = psutil.Process()
     assert (scale.tree_rss_mb(alive, sampled) or 0) > 1
+
 
 @pytest.mark.skipif(shutil.which("nginx") is None and not Path("/usr/sbin/nginx").is_file(),
                     reason="nginx is not installed")  # fmt: skip

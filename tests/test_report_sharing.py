@@ -89,8 +89,7 @@ def store(crawled: str) -> Iterator[Store]:
 
 
 def helper() -> Helper:
-    # the test's own threads (its servers, its runner) take no lock the helper needs
-    started = Helper.start(among_threads=True)
+    started = Helper.start()
     assert started is not None
     return started
 
@@ -98,11 +97,11 @@ def helper() -> Helper:
 @pytest.mark.parametrize("xref", [False, True])
 def test_the_helper_s_half_makes_the_same_report(store: Store, crawled: str, xref: bool) -> None:
     alone = written(report_of(store, xref=xref))
-    sharing = Sharing(helper(), crawled, least=0)
+    sharing = Sharing(crawled, least=0, helper=helper())
     try:
         shared = written(report_of(store, xref=xref), sharing)
     finally:
-        sharing.helper.close()
+        sharing.close()
 
     assert sharing.failures == []
     assert shared == alone
@@ -132,7 +131,7 @@ def test_a_helper_killed_midway_leaves_the_rest_to_the_command(
     alone = written(report_of(store, xref=False))
     started = helper()
     dying = _Dying(started._process, started._conn)
-    sharing = Sharing(dying, crawled, least=0)
+    sharing = Sharing(crawled, least=0, helper=dying)
     try:
         shared = written(report_of(store, xref=False), sharing)
     finally:
@@ -147,11 +146,11 @@ def test_a_helper_that_cannot_open_the_memory_leaves_it_all_to_the_command(
     store: Store, tmp_path: Path
 ) -> None:
     alone = written(report_of(store, xref=False))
-    sharing = Sharing(helper(), str(tmp_path / "no-such.db"), least=0)
+    sharing = Sharing(str(tmp_path / "no-such.db"), least=0, helper=helper())
     try:
         shared = written(report_of(store, xref=False), sharing)
     finally:
-        sharing.helper.close()
+        sharing.close()
 
     assert shared == alone
     assert len(sharing.failures) == 1
@@ -173,7 +172,7 @@ def test_a_helper_runs_one_job_and_says_why_it_failed(crawled: str) -> None:
 
 
 def test_the_command_s_report_is_the_one_process_s(run: Runner, crawled: str, store: Store) -> None:
-    """The command forks its helper itself (it has one thread) and writes the same JSON."""
+    """The command starts its helper itself and writes the same JSON."""
     alone = written(report_of(store, xref=False))
 
     proc = run("report", "--db", crawled, "--format", "json", "--check-anchors")
@@ -181,3 +180,56 @@ def test_the_command_s_report_is_the_one_process_s(run: Runner, crawled: str, st
     assert proc.returncode == 1
     assert proc.stderr == ""
     assert proc.stdout == alone
+
+
+@pytest.mark.parametrize("urls, started", [(99, False), (100, True), (5000, True)])
+def test_a_helper_is_started_only_for_a_report_big_enough(
+    crawled: str, urls: int, started: bool
+) -> None:
+    sharing = Sharing(crawled, least=100)
+    sharing.start(urls)
+    try:
+        assert (sharing.helper is not None) is started
+        if sharing.helper is not None:
+            first = sharing.helper
+            sharing.start(urls)  # one helper a report
+            assert sharing.helper is first
+            pid = first.pid
+            assert pid is not None
+            os.kill(pid, 0)  # alive, waiting for its job
+    finally:
+        sharing.close()
+    if started:
+        assert sharing.helper is not None and sharing.helper.pid is not None
+        with pytest.raises(ProcessLookupError):  # ended and reaped
+            os.kill(sharing.helper.pid, 0)
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_a_check_starts_a_helper_for_a_big_json_report_alone(
+    serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big: bool
+) -> None:
+    """No process is started for a report one process writes; a big one's helper is
+    started once, and the report is whole either way."""
+    from linkpatrol import cli
+
+    started: list[Helper | None] = []
+
+    def start() -> Helper | None:
+        started.append(Helper.start())
+        return started[-1]
+
+    monkeypatch.setattr("linkpatrol.report.json.Helper", type("Counted", (), {"start": start}))
+    site = (
+        big_site(serve)
+        if big
+        else serve({"/": Page(html('<a href="/a">a</a>')), "/a": Page(html("a"))})
+    )
+    out = tmp_path / "report.json"
+    argv = ["check", site.url("/"), "--db", str(tmp_path / "m.db"), "--format", "json"]
+    code = cli.main([*argv, "--output", str(out), "-q", "--parse-workers", "0"])
+    assert code == (1 if big else 0)
+    assert len(started) == int(big)
+    assert all(helper is not None for helper in started)
+    urls = json.loads(out.read_text())["summary"]["urls"]
+    assert urls > SHARED_FROM if big else urls == 2

@@ -168,15 +168,25 @@ SHARED_BATCH = 1 << 16
 _THEIRS, _MINE = Part(1, 2), Part(0, 2)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Sharing:
-    """A helper process that writes half of a big report's URLs, and the memory it opens
-    (as given: the store's own location may hide a password)."""
+    """A helper process that writes half of a big report's URLs, once started, and the
+    memory it opens (as given: the store's own location may hide a password)."""
 
-    helper: Helper
     db: str
     least: int = SHARED_FROM  # URLs in the report before the helper is asked
+    helper: Helper | None = None
     failures: list[str] = field(default_factory=list)  # why the helper did not finish
+
+    def start(self, urls: int) -> None:
+        """Start the helper now if a report of about ``urls`` URLs is to be shared: before
+        the report is read, so that it starts up while the command reads."""
+        if self.helper is None and urls >= self.least:
+            self.helper = Helper.start()  # None: the command writes it all
+
+    def close(self) -> None:
+        if self.helper is not None:
+            self.helper.close()
 
 
 def _encoder() -> Callable[[Any], str]:
@@ -195,13 +205,15 @@ def iter_json(report: Report, sharing: Sharing | None = None) -> Iterator[str]:
     yield encode(head)[:-1] + ',"urls":['
     heads: dict[str, str] = {}
     entries = report.entries
+    helper = sharing.helper if sharing is not None else None
     if (
         sharing is not None
+        and helper is not None
         and isinstance(entries, StoredEntries)
         and entries.whole
         and report.summary.urls >= sharing.least
     ):
-        objects = _shared(entries, sharing, encode, heads)
+        objects = _shared(entries, sharing, helper, encode, heads)
     else:
         objects = (_entry_pieces(entry, encode, heads) for entry in entries)
     for i, pieces in enumerate(objects):
@@ -214,11 +226,15 @@ def iter_json(report: Report, sharing: Sharing | None = None) -> Iterator[str]:
 
 
 def _shared(
-    entries: StoredEntries, sharing: Sharing, encode: Callable[[Any], str], heads: dict[str, str]
+    entries: StoredEntries,
+    sharing: Sharing,
+    helper: Helper,
+    encode: Callable[[Any], str],
+    heads: dict[str, str],
 ) -> Iterator[Iterable[str]]:
     """Each URL's object as pieces, in the order of the URLs' ids: this process's URLs
     written here, the helper's as it sent them."""
-    theirs = _theirs(entries, sharing, encode)
+    theirs = _theirs(entries, sharing, helper, encode)
     mine = entries.part(_MINE).numbered()
     own = next(mine, None)  # read while the helper reads its part
     pending = next(theirs, None)
@@ -237,13 +253,13 @@ def _shared(
 
 
 def _theirs(
-    entries: StoredEntries, sharing: Sharing, encode: Callable[[Any], str]
+    entries: StoredEntries, sharing: Sharing, helper: Helper, encode: Callable[[Any], str]
 ) -> Iterator[tuple[int, str]]:
     """The helper's URLs, by id, as JSON (asked for at once); if it fails, the rest of
     them are written here."""
     batches: Iterator[list[tuple[int, str]]] | None = None
     try:
-        batches = sharing.helper.run(part_json, entries.part_job(_THEIRS), sharing.db)
+        batches = helper.run(part_json, entries.part_job(_THEIRS), sharing.db)
     except HelperFailed as exc:
         sharing.failures.append(str(exc))
     return _received(entries, sharing, encode, batches)
