@@ -77,8 +77,8 @@ class Helper:
     @classmethod
     def start(cls) -> Helper | None:
         """A helper, starting up; None where none can be started (no interpreter to run,
-        no pipe, no process)."""
-        if not sys.executable:
+        as in a frozen build, no pipe, no process)."""
+        if not sys.executable or getattr(sys, "frozen", False):
             return None
         try:
             parent, child = socket.socketpair()

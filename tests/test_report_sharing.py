@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -233,3 +234,18 @@ def test_a_check_starts_a_helper_for_a_big_json_report_alone(
     assert all(helper is not None for helper in started)
     urls = json.loads(out.read_text())["summary"]["urls"]
     assert urls > SHARED_FROM if big else urls == 2
+
+
+@pytest.mark.parametrize(
+    "executable, frozen",
+    [("", False), (sys.executable, True)],
+    ids=["no interpreter", "a frozen build"],
+)
+def test_no_helper_where_no_interpreter_can_run_it(
+    monkeypatch: pytest.MonkeyPatch, executable: str, frozen: bool
+) -> None:
+    """A frozen build's executable is the command itself, not Python: the command writes
+    the whole report, as where no helper could be started."""
+    monkeypatch.setattr(sys, "executable", executable)
+    monkeypatch.setattr(sys, "frozen", frozen, raising=False)
+    assert Helper.start() is None
