@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,32 +207,48 @@ def test_a_helper_is_started_only_for_a_report_big_enough(
             os.kill(sharing.helper.pid, 0)
 
 
+# The command, run by the same Python, with each helper it starts noted in a file (argv[1]).
+# In a process of its own: the command sets the handlers and the mask of its signals for
+# good, which a test's own process must not keep.
+_COUNTING = """
+import sys
+import linkpatrol.report.json as report_json
+from linkpatrol import cli
+start = report_json.Helper.start
+def counted():
+    helper = start()
+    with open(sys.argv[1], "a") as notes:
+        notes.write("none\\n" if helper is None else "started\\n")
+    return helper
+report_json.Helper.start = staticmethod(counted)
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
 @pytest.mark.parametrize("big", [False, True])
 def test_a_check_starts_a_helper_for_a_big_json_report_alone(
-    serve: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big: bool
+    serve: Any, tmp_path: Path, big: bool
 ) -> None:
     """No process is started for a report one process writes; a big one's helper is
     started once, and the report is whole either way."""
-    from linkpatrol import cli
-
-    started: list[Helper | None] = []
-
-    def start() -> Helper | None:
-        started.append(Helper.start())
-        return started[-1]
-
-    monkeypatch.setattr("linkpatrol.report.json.Helper", type("Counted", (), {"start": start}))
     site = (
         big_site(serve)
         if big
         else serve({"/": Page(html('<a href="/a">a</a>')), "/a": Page(html("a"))})
     )
-    out = tmp_path / "report.json"
+    notes, out = tmp_path / "helpers", tmp_path / "report.json"
     argv = ["check", site.url("/"), "--db", str(tmp_path / "m.db"), "--format", "json"]
-    code = cli.main([*argv, "--output", str(out), "-q", "--parse-workers", "0"])
-    assert code == (1 if big else 0)
-    assert len(started) == int(big)
-    assert all(helper is not None for helper in started)
+    argv += ["--output", str(out), "-q", "--parse-workers", "0"]
+    proc = subprocess.run(
+        [sys.executable, "-c", _COUNTING, str(notes), *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == (1 if big else 0), proc.stderr
+    started = notes.read_text().split() if notes.exists() else []
+    assert started == (["started"] if big else [])
     urls = json.loads(out.read_text())["summary"]["urls"]
     assert urls > SHARED_FROM if big else urls == 2
 
