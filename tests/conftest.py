@@ -14,6 +14,7 @@ import compileall
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -55,6 +56,28 @@ for _variable in (
 ):
     os.environ.pop(_variable, None)
 
+
+# the signals the command takes over; a test's process that kept its handlers or its mask
+# would pass them on to every command it starts after (a blocked SIGTERM never arrives)
+_COMMAND_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _signals_left_as_found() -> Iterator[None]:
+    """Each test leaves the signals of its process as it found them."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    handlers = {signum: signal.getsignal(signum) for signum in _COMMAND_SIGNALS}
+    yield
+    left_mask = signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    changed = [
+        signal.Signals(signum).name
+        for signum, handler in handlers.items()
+        if signal.getsignal(signum) is not handler
+    ]
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler)
+    assert left_mask == mask, f"the test left signals blocked: {sorted(left_mask - mask)}"
+    assert not changed, f"the test left its own handlers of {', '.join(changed)}"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
