@@ -74,8 +74,8 @@ _DRIVER = textwrap.dedent(
             return await with_signals(*args)
         finally:
             marks["report"] = time.monotonic()
-    def helper():
-        found = start_helper()
+    def helper(*args, **kwargs):
+        found = start_helper(*args, **kwargs)
         if found is not None:
             marks["helper"] = found.pid
         return found

@@ -18,7 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -26,11 +26,12 @@ T = TypeVar("T")
 
 _ITEM, _DONE, _FAILED = "item", "done", "failed"
 
-# The helper's interpreter is told the command's module path (argv[2:]), so it imports
-# the same linkpatrol, and the end of its pipe (argv[1]).
+# The helper's interpreter is told the end of its pipe (argv[1]), the modules to import
+# while it waits for its job (argv[2], comma-separated) and the command's module path
+# (argv[3:]), so that it imports the same linkpatrol.
 _BOOT = (
-    "import sys; sys.path[:] = sys.argv[2:]; "
-    "from linkpatrol.helper import serve; serve(int(sys.argv[1]))"
+    "import sys; sys.path[:] = sys.argv[3:]; "
+    "from linkpatrol.helper import serve; serve(int(sys.argv[1]), sys.argv[2])"
 )
 
 
@@ -38,9 +39,10 @@ class HelperFailed(Exception):
     """The helper could not finish its job (it raised, or its process ended)."""
 
 
-def serve(fd: int) -> None:
-    """The helper's life: run the one job sent over the pipe ``fd``, send back what it
-    yields, and end (also when the pipe closes first).
+def serve(fd: int, preload: str = "") -> None:
+    """The helper's life: import the modules named in ``preload`` (comma-separated), run
+    the one job sent over the pipe ``fd``, send back what it yields, and end (also when
+    the pipe closes first).
 
     Terminal signals go to the whole process group; the command decides what they mean,
     so the helper ignores them and ends when its pipe closes.
@@ -48,6 +50,9 @@ def serve(fd: int) -> None:
     for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     conn = Connection(fd)
+    for module in filter(None, preload.split(",")):
+        with contextlib.suppress(ImportError):  # the job names its module again
+            importlib.import_module(module)
     try:
         job = conn.recv_bytes()
     except (EOFError, OSError):
@@ -75,9 +80,10 @@ class Helper:
         self._used = False
 
     @classmethod
-    def start(cls) -> Helper | None:
-        """A helper, starting up; None where none can be started (no interpreter to run,
-        as in a frozen build, no pipe, no process)."""
+    def start(cls, preload: Sequence[str] = ()) -> Helper | None:
+        """A helper, starting up, importing the modules ``preload`` names while the
+        command has yet to send its job; None where none can be started (no interpreter
+        to run, as in a frozen build, no pipe, no process)."""
         if not sys.executable or getattr(sys, "frozen", False):
             return None
         try:
@@ -86,7 +92,7 @@ class Helper:
             return None
         try:
             process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(child.fileno()), *sys.path],
+                [sys.executable, "-c", _BOOT, str(child.fileno()), ",".join(preload), *sys.path],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,  # a failure is told by the command, in one line

@@ -79,6 +79,7 @@ def _signals_left_as_found() -> Iterator[None]:
     assert left_mask == mask, f"the test left signals blocked: {sorted(left_mask - mask)}"
     assert not changed, f"the test left its own handlers of {', '.join(changed)}"
 
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--backend",

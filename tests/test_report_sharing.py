@@ -215,8 +215,8 @@ import sys
 import linkpatrol.report.json as report_json
 from linkpatrol import cli
 start = report_json.Helper.start
-def counted():
-    helper = start()
+def counted(*args, **kwargs):
+    helper = start(*args, **kwargs)
     with open(sys.argv[1], "a") as notes:
         notes.write("none\\n" if helper is None else "started\\n")
     return helper
@@ -266,3 +266,25 @@ def test_no_helper_where_no_interpreter_can_run_it(
     monkeypatch.setattr(sys, "executable", executable)
     monkeypatch.setattr(sys, "frozen", frozen, raising=False)
     assert Helper.start() is None
+
+
+def loaded(names: list[str]) -> Iterator[list[bool]]:
+    """A helper's job: which of the modules named it has imported."""
+    yield [name in sys.modules for name in names]
+
+
+@pytest.mark.parametrize(
+    "preload, found",
+    [((), [False]), (("colorsys",), [True]), (("colorsys", "no_such_module_at_all"), [True])],
+)
+def test_a_helper_imports_what_it_is_told_while_it_waits_for_its_job(
+    preload: tuple[str, ...], found: list[bool]
+) -> None:
+    """Started with modules to preload, a helper has them by the time its job comes; a
+    module it cannot import leaves it to the job."""
+    started = Helper.start(preload=preload)
+    assert started is not None
+    try:
+        assert list(started.run(loaded, ["colorsys"])) == [found]
+    finally:
+        started.close()

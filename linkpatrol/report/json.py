@@ -182,7 +182,8 @@ class Sharing:
         """Start the helper now if a report of about ``urls`` URLs is to be shared: before
         the report is read, so that it starts up while the command reads."""
         if self.helper is None and urls >= self.least:
-            self.helper = Helper.start()  # None: the command writes it all
+            # None: the command writes it all
+            self.helper = Helper.start(preload=(part_json.__module__,))
 
     def close(self) -> None:
         if self.helper is not None:
