@@ -12,6 +12,7 @@ and does the rest of the work itself if the helper fails or dies.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import pickle
 import signal
@@ -53,6 +54,9 @@ def serve(fd: int, preload: str = "") -> None:
     for module in filter(None, preload.split(",")):
         with contextlib.suppress(ImportError):  # the job names its module again
             importlib.import_module(module)
+    # what is loaded by now lives as long as the helper: its collections leave it out, as
+    # the crawl's leave out what it started with
+    gc.freeze()
     try:
         job = conn.recv_bytes()
     except (EOFError, OSError):

@@ -3,6 +3,7 @@ writes, whatever happens to the helper."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -273,6 +274,11 @@ def loaded(names: list[str]) -> Iterator[list[bool]]:
     yield [name in sys.modules for name in names]
 
 
+def frozen() -> Iterator[int]:
+    """A helper's job: how many objects its collections leave out."""
+    yield gc.get_freeze_count()
+
+
 @pytest.mark.parametrize(
     "preload, found",
     [((), [False]), (("colorsys",), [True]), (("colorsys", "no_such_module_at_all"), [True])],
@@ -286,5 +292,15 @@ def test_a_helper_imports_what_it_is_told_while_it_waits_for_its_job(
     assert started is not None
     try:
         assert list(started.run(loaded, ["colorsys"])) == [found]
+    finally:
+        started.close()
+
+
+def test_a_helper_s_collections_leave_out_what_it_loaded_before_its_job() -> None:
+    started = Helper.start(preload=("linkpatrol.report.json",))
+    assert started is not None
+    try:
+        [count] = started.run(frozen)
+        assert count > 10_000  # the modules' functions, classes, ...
     finally:
         started.close()
