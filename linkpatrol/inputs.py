@@ -21,8 +21,7 @@ from lxml import etree
 from linkpatrol.config import SiteSettings
 from linkpatrol.local import is_local_input, resolve_inputs
 from linkpatrol.model import ConfigError
-from linkpatrol.policy import site_prefix
-from linkpatrol.urls import BadURL, canonical
+from linkpatrol.urls import BadURL, canonical, site_prefix
 
 STDIN = "-"
 MAX_SITEMAPS = 1_000  # sitemaps read through sitemap indexes, in all

@@ -29,6 +29,7 @@ from linkpatrol.urls import (
     is_http,
     is_valid,
     path_depth,
+    site_prefix,
 )
 
 
@@ -41,15 +42,6 @@ def _bare_host(url: str) -> tuple[str, int | None]:
 
 class HookError(ConfigError):
     """The user's hooks file failed: a configuration error, reported in one line."""
-
-
-def site_prefix(start_url: str) -> str:
-    """The part of a start URL that defines the site: everything up to its last '/'."""
-    scheme_end = start_url.find("://")
-    slash = start_url.rfind("/")
-    if scheme_end < 0 or slash < scheme_end + 3:
-        return start_url.rstrip("/") + "/"
-    return start_url[: slash + 1]
 
 
 def load_hooks(path: str) -> ModuleType:

@@ -27,6 +27,7 @@ __all__ = [
     "relative_to",
     "remove_dot_segments",
     "scheme",
+    "site_prefix",
 ]
 
 
@@ -525,6 +526,15 @@ def path_depth(url: str) -> int:
     """Number of non-empty path segments, for limiting how deep a crawl goes."""
     path = _split(url)[1]
     return sum(1 for segment in path.split("/") if segment)
+
+
+def site_prefix(start_url: str) -> str:
+    """The part of a start URL that defines the site: everything up to its last '/'."""
+    scheme_end = start_url.find("://")
+    slash = start_url.rfind("/")
+    if scheme_end < 0 or slash < scheme_end + 3:
+        return start_url.rstrip("/") + "/"
+    return start_url[: slash + 1]
 
 
 def local_path(url: str) -> str:

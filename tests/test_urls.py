@@ -20,6 +20,7 @@ from linkpatrol.urls import (
     relative_to,
     scheme,
     similar_pattern,
+    site_prefix,
 )
 from tests.sitesrv import html
 
@@ -660,3 +661,18 @@ def test_urls_too_deep_or_with_userinfo_are_not_requested(url: str, reason: str 
     assert policy.limit_reason(url) == reason
     if "@" in url:
         assert policy.action(url) is Action.RECORD
+
+
+@pytest.mark.parametrize(
+    ("start", "prefix"),
+    [
+        ("http://h/a/b.html", "http://h/a/"),
+        ("https://h/docs/", "https://h/docs/"),
+        ("https://h/docs", "https://h/"),  # a page named docs, in the root folder
+        ("http://h", "http://h/"),
+        ("http://h/", "http://h/"),
+        ("file:///x/y.md", "file:///x/"),
+    ],
+)
+def test_a_start_url_s_site_is_its_folder(start: str, prefix: str) -> None:
+    assert site_prefix(start) == prefix

@@ -22,7 +22,6 @@ from linkpatrol.model import (
     State,
     StoreError,
 )
-from linkpatrol.policy import site_prefix
 from linkpatrol.rules import is_reportable, loaded_insecurely, mixed_content
 from linkpatrol.store import (
     Anchors,
@@ -36,6 +35,7 @@ from linkpatrol.store import (
     UrlRecord,
     starts_named,
 )
+from linkpatrol.urls import site_prefix
 
 if TYPE_CHECKING:
     from linkpatrol.report.json import Sharing
