@@ -174,7 +174,7 @@ class Sharing:
     memory it opens (as given: the store's own location may hide a password)."""
 
     db: str
-    least: int = SHARED_FROM  # URLs in the report before the helper is asked
+    least: int = SHARED_FROM  # URLs in the report before a helper is started
     helper: Helper | None = None
     failures: list[str] = field(default_factory=list)  # why the helper did not finish
 
@@ -206,13 +206,13 @@ def iter_json(report: Report, sharing: Sharing | None = None) -> Iterator[str]:
     yield encode(head)[:-1] + ',"urls":['
     heads: dict[str, str] = {}
     entries = report.entries
+    # a helper is started only for a report big enough to share (see Sharing.start)
     helper = sharing.helper if sharing is not None else None
     if (
         sharing is not None
         and helper is not None
         and isinstance(entries, StoredEntries)
         and entries.whole
-        and report.summary.urls >= sharing.least
     ):
         objects = _shared(entries, sharing, helper, encode, heads)
     else:
