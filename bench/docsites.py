@@ -3,6 +3,7 @@
 
     python bench/docsites.py [--sites postgresql,python,libstdc++,git]
                              [--tools linkpatrol,linklint] [--reps 1] [--no-install]
+                             [--targets]
 
 Installs the documentation packages that are missing with apt (postgresql-doc-15,
 python3.11-doc, libstdc++-12-doc, git-doc), serves each manual's folder with one nginx on
@@ -17,7 +18,11 @@ checks named anchors by itself; linkinator skipping every other URL; LinkChecker
 ``--check-extern`` and ignoring every other URL) and prints, per manual and tool, the wall time, the
 missing links and anchors found, the false reports, and the peak memory of the tool's
 whole process tree (the sum of its processes' RSS, and of their PSS, which counts a page
-shared by a forked process once). Not part of the test suite.
+shared by a forked process once). With ``--targets`` it runs linkpatrol with and without
+``--check-anchors``, linklint, linkinator and wget2, and the floor (``floor.py
+--site-only``, 2 parse processes) after them, and ends with a table of the targets set
+for linkpatrol's speed and memory (``targets.py``): each met or not, and whether the floor
+itself is within it. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -37,9 +42,13 @@ import lxml.html
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import install_peers, run_peers, serve  # noqa: E402
+from bench import floor, install_peers, run_peers, serve  # noqa: E402
+from bench import targets as goals  # noqa: E402
 
 FIRST_PORT = 18091
+TOOLS = ("linkpatrol", "linklint")  # run unless named
+# what --targets runs on each manual, in turn
+TARGET_TOOLS = ("linkpatrol", goals.WITHOUT_ANCHORS, "linklint", "linkinator", "wget2")
 MAX_PAGES = 200_000  # far above any manual here: a crawl of the truth that reaches it is wrong
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -159,12 +168,17 @@ def truth_of(root: Path, base: str) -> Truth:
 
 
 def tool_spec(tool: str, start: str) -> dict[str, Any]:
-    """The benchmark's command for ``tool``, kept to the site and checking anchors."""
+    """The benchmark's command for ``tool``, kept to the site and checking anchors (but
+    for linkpatrol-no-anchors, which is linkpatrol without ``--check-anchors``)."""
+    anchors = tool != goals.WITHOUT_ANCHORS
+    if not anchors:
+        tool = "linkpatrol"
     spec = dict(run_peers.tool_specs(run_peers.CONC, start)[tool])
     if tool == "linkpatrol":
         origin = "^" + re.escape(start)
-        spec["cmd"] = [*spec["cmd"], "--check-anchors", "--include", origin]
-        spec["flags"] += f" --check-anchors --include {origin}"
+        extra = ["--check-anchors"] if anchors else []
+        spec["cmd"] = [*spec["cmd"], *extra, "--include", origin]
+        spec["flags"] += " ".join(["", *extra, "--include", origin])
     elif tool == "linklint":
         spec["cmd"] = [part for part in spec["cmd"] if part != "-net"]
         spec["flags"] = spec["flags"].replace(" -net", "")
@@ -199,22 +213,27 @@ def install(manuals: list[Manual], tools: list[str]) -> None:
     missing = [m.package for m in manuals if not m.folder.is_dir()]
     if missing:
         install_peers.apt_install(missing)
-    install_peers.install([t for t in tools if t != "linkpatrol"])
+    install_peers.install([t for t in tools if not t.startswith("linkpatrol")])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--sites", default=",".join(MANUALS), help="comma-separated")
-    ap.add_argument("--tools", default="linkpatrol,linklint")
+    ap.add_argument("--tools", default=None, help="linkpatrol,linklint unless --targets")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=1200)
     ap.add_argument("--no-install", action="store_true")
+    ap.add_argument(
+        "--targets",
+        action="store_true",
+        help=f"run {','.join(TARGET_TOOLS)} and the floor; judge the targets",
+    )
     args = ap.parse_args()
     unknown = [s for s in args.sites.split(",") if s not in MANUALS]
     if unknown:
         sys.exit(f"docsites: unknown site {', '.join(unknown)}; known: {', '.join(MANUALS)}")
     manuals = [MANUALS[s] for s in args.sites.split(",")]
-    tools = args.tools.split(",")
+    tools = (args.tools or ",".join(TARGET_TOOLS if args.targets else TOOLS)).split(",")
     if not args.no_install:
         install(manuals, tools)
     for m in manuals:
@@ -226,6 +245,8 @@ def main() -> int:
     except serve.ServeError as error:
         sys.exit(str(error))
     rows = []
+    runs: dict[str, dict[str, list[goals.Run]]] = {}
+    floors: dict[str, list[float]] = {}
     try:
         for m in manuals:
             base = f"http://127.0.0.1:{ports[m.name]}"
@@ -248,6 +269,12 @@ def main() -> int:
                     score = scored(parsed["reported"], truth, base)
                     rows.append((m.name, tool, rep, round(wall, 2), times, truth, score))
                     print(f"   wall {wall:.2f} s  {score}  exit {times['exit']}", flush=True)
+                    run = goals.Run(wall, times["tree_pss_mb"])
+                    runs.setdefault(m.name, {}).setdefault(tool, []).append(run)
+                if args.targets:
+                    wall = floor.one_round(base + "/", 2, "libxml2", site_only=True)[0]
+                    floors.setdefault(m.name, []).append(wall)
+                    print(f"   the floor: wall {wall:.2f} s", flush=True)
     finally:
         serve.stop()
     print()
@@ -271,6 +298,9 @@ def main() -> int:
             f"| {score['false anchors']} | {times['tree_rss_mb']} / {times['tree_pss_mb']} |"
         )
     print(f"\n{os.cpu_count()} cores; runs in {run_peers.RUNS}/docs-*")
+    if args.targets:
+        print(f"\nThe targets (medians of {args.reps}; the floor: floor.py --site-only):\n")
+        print(goals.table(goals.targets(runs, floors)))
     return 0
 
 

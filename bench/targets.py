@@ -1,0 +1,114 @@
+"""The speed and memory targets set for linkpatrol on real sites, held against one
+benchmark's figures and against the floor (``floor.py --site-only``: the least a crawler
+built on linkpatrol's libraries takes on the same site).
+
+A target is *met* when linkpatrol's figure is within its limit, and *reachable* when the
+floor's own time is: a limit below the floor is out of reach of any crawler on these
+libraries, however little it does. Plain data in, plain data out: ``docsites.py
+--targets`` measures, this module judges and prints.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+# the link checkers linkpatrol is to take half the time of (the faster of them)
+PEERS = ("linklint", "linkinator")
+# the plain recursive fetch, with no checking, linkpatrol is to stay within 4 times of
+FETCH = "wget2"
+# linkpatrol run without --check-anchors, for what checking anchors costs
+WITHOUT_ANCHORS = "linkpatrol-no-anchors"
+# the small sites, to be checked no slower than linklint
+SMALL = ("git",)
+MEMORY_MB = 120.0  # the process tree's peak, PSS
+ANCHORS_COST = 1.2  # --check-anchors over without
+PEER_SHARE = 0.5  # of the faster peer's wall time
+FETCH_TIMES = 4.0  # wget2 --spider's wall time
+
+
+@dataclass(frozen=True)
+class Run:
+    """One tool's run on one site: its wall time and its process tree's PSS peak."""
+
+    wall: float
+    pss_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    site: str
+    point: int  # of the list of what to build
+    what: str
+    value: float  # linkpatrol's figure
+    limit: float  # the target's
+    unit: str
+    floor: float | None = None  # the floor's figure for the same thing, where one applies
+
+    @property
+    def met(self) -> bool:
+        return self.value <= self.limit
+
+    @property
+    def reachable(self) -> bool | None:
+        """Whether the floor is within the limit; None where no floor applies."""
+        return None if self.floor is None else self.floor <= self.limit
+
+
+def median(runs: Sequence[Run], field: str = "wall") -> float | None:
+    values = [getattr(r, field) for r in runs if getattr(r, field) is not None]
+    return statistics.median(values) if values else None
+
+
+def targets(
+    runs: Mapping[str, Mapping[str, Sequence[Run]]], floors: Mapping[str, Sequence[float]]
+) -> list[Target]:
+    """Every target that the figures of ``runs`` (site -> tool -> runs) allow judging,
+    site by site; the floor's walls (site -> runs) where it was measured."""
+    found: list[Target] = []
+    for site, tools in runs.items():
+        ours = median(tools.get("linkpatrol", ()))
+        if ours is None:
+            continue
+        floor = median([Run(w) for w in floors.get(site, ())])
+        plain = median(tools.get(WITHOUT_ANCHORS, ()))
+        if plain:
+            found.append(
+                Target(site, 2, "--check-anchors over without", ours / plain, ANCHORS_COST, "x")
+            )
+        if site in SMALL and (peer := median(tools.get("linklint", ()))) is not None:
+            found.append(Target(site, 3, "no slower than linklint", ours, peer, "s", floor))
+        peers = [w for p in PEERS if (w := median(tools.get(p, ()))) is not None]
+        if peers:
+            limit = PEER_SHARE * min(peers)
+            found.append(Target(site, 5, "half the faster peer", ours, limit, "s", floor))
+        if (fetch := median(tools.get(FETCH, ()))) is not None:
+            limit = FETCH_TIMES * fetch
+            found.append(Target(site, 5, "4 times wget2 --spider", ours, limit, "s", floor))
+        if (pss := median(tools.get("linkpatrol", ()), "pss_mb")) is not None:
+            found.append(Target(site, 5, "tree peak, PSS", pss, MEMORY_MB, "MB"))
+    return found
+
+
+def _figure(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}x" if unit == "x" else f"{value:.2f} {unit}"
+
+
+def table(found: Sequence[Target]) -> str:
+    """The targets as a Markdown table."""
+    lines = [
+        "| site | point | target | linkpatrol | limit | met | the floor "
+        "| within reach of the floor |",
+        "|---|---:|---|---:|---:|---|---:|---|",
+    ]
+    for t in found:
+        reach = {None: "—", True: "yes", False: "no: the limit is below the floor"}[t.reachable]
+        lines.append(
+            f"| {t.site} | {t.point} | {t.what} | {_figure(t.value, t.unit)} "
+            f"| {_figure(t.limit, t.unit)} | {'yes' if t.met else 'no'} "
+            f"| {_figure(t.floor, t.unit)} | {reach} |"
+        )
+    return "\n".join(lines)

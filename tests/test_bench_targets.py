@@ -1,0 +1,91 @@
+"""``bench/targets.py`` judges the speed and memory targets from a benchmark's figures:
+each met or not, and whether the floor itself is within it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import docsites
+from bench import targets as goals
+from bench.targets import Run, Target
+
+
+def judged(runs: dict[str, dict[str, list[Run]]], floors: dict[str, list[float]]) -> dict:
+    return {
+        (t.site, t.point, t.what): (round(t.value, 3), round(t.limit, 3), t.met, t.reachable)
+        for t in goals.targets(runs, floors)
+    }
+
+
+def test_every_target_of_a_big_site_from_medians() -> None:
+    runs = {
+        "libstdc++": {
+            "linkpatrol": [Run(5.2, 119.0), Run(5.6, 126.0), Run(5.4, 121.0)],
+            goals.WITHOUT_ANCHORS: [Run(5.0), Run(5.1), Run(4.9)],
+            "linklint": [Run(13.6), Run(13.0), Run(14.0)],
+            "linkinator": [Run(10.9), Run(11.2), Run(10.6)],
+            "wget2": [Run(0.47), Run(0.5), Run(0.45)],
+        }
+    }
+    assert judged(runs, {"libstdc++": [3.7, 3.6, 3.9]}) == {
+        ("libstdc++", 2, "--check-anchors over without"): (1.08, 1.2, True, None),
+        ("libstdc++", 5, "half the faster peer"): (5.4, 5.45, True, True),
+        ("libstdc++", 5, "4 times wget2 --spider"): (5.4, 1.88, False, False),
+        ("libstdc++", 5, "tree peak, PSS"): (121.0, 120.0, False, None),
+    }
+
+
+def test_a_small_site_is_held_to_linklint_and_the_floor_can_rule_a_target_out() -> None:
+    runs = {
+        "git": {
+            "linkpatrol": [Run(0.43, 62.0)],
+            "linklint": [Run(0.24)],
+            "linkinator": [Run(0.73)],
+        }
+    }
+    assert judged(runs, {"git": [0.18]}) == {
+        ("git", 3, "no slower than linklint"): (0.43, 0.24, False, True),
+        ("git", 5, "half the faster peer"): (0.43, 0.12, False, False),
+        ("git", 5, "tree peak, PSS"): (62.0, 120.0, True, None),
+    }
+
+
+def test_only_what_was_measured_is_judged() -> None:
+    runs = {
+        "python": {"linkpatrol": [Run(2.4)], "wget2": [Run(0.27)]},  # no memory, no peer
+        "postgresql": {"linklint": [Run(1.2)]},  # no linkpatrol run: nothing to judge
+    }
+    assert judged(runs, {}) == {
+        ("python", 5, "4 times wget2 --spider"): (2.4, 1.08, False, None),
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "floor", "met", "reach"),
+    [
+        (1.0, 1.0, None, True, "—"),  # on the limit is within it; no floor to hold it to
+        (1.01, 1.0, 0.5, False, "yes"),
+        (0.9, 1.0, 1.2, True, "no: the limit is below the floor"),
+    ],
+)
+def test_the_table_says_met_and_within_reach(value, limit, floor, met, reach) -> None:
+    target = Target("git", 5, "half the faster peer", value, limit, "s", floor)
+    assert target.met is met
+    row = goals.table([target]).splitlines()[2]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[5] == ("yes" if met else "no")
+    assert cells[7] == reach
+    assert cells[3] == f"{value:.2f} s"
+
+
+def test_the_benchmark_runs_linkpatrol_without_anchors_kept_to_the_site() -> None:
+    start = "http://127.0.0.1:18091/"
+    plain = docsites.tool_spec(goals.WITHOUT_ANCHORS, start)
+    checked = docsites.tool_spec("linkpatrol", start)
+    assert "--check-anchors" not in plain["cmd"]
+    assert "--check-anchors" in checked["cmd"]
+    for spec in (plain, checked):
+        assert spec["parse"] == "linkpatrol"
+        at = spec["cmd"].index("--include")
+        assert spec["cmd"][at + 1] == r"^http://127\.0\.0\.1:18091/"
+    assert plain["cmd"] == [part for part in checked["cmd"] if part != "--check-anchors"]
