@@ -381,6 +381,7 @@ def parse_time_v(path: Path) -> dict[str, Any]:
 
 # how often the memory of a run's processes is read while it runs
 TREE_SAMPLE = 0.1
+LOG_FLUSH_S = 1.3  # nginx flushes its buffered access log every second
 
 
 class TreeMemory:
@@ -434,7 +435,7 @@ def error_lines(offset: int) -> int:
 
 def server_counts(offset: int) -> dict[str, int]:
     """Requests nginx logged since ``offset``, by port and method."""
-    time.sleep(1.3)  # nginx flushes its buffered access log every second
+    time.sleep(LOG_FLUSH_S)
     counts: dict[str, int] = {}
     with serve.ACCESS_LOG.open("rb") as f:
         f.seek(offset)
@@ -536,14 +537,17 @@ def run_one(
 def quick_start(times: dict[str, Any], offset: int) -> dict[str, float | None]:
     """How long a run took from its start to the server's first answer, and from the
     server's last answer to its end (nginx logs each answer's moment, to the
-    millisecond, as it is sent): a tool's fixed costs at either end."""
-    time.sleep(1.3)  # nginx flushes its buffered access log every second
+    millisecond, as it is sent): a tool's fixed costs at either end. An answer logged
+    before the run began is another's, flushed late to the log."""
+    time.sleep(LOG_FLUSH_S)
     moments: list[float] = []
     with serve.ACCESS_LOG.open("rb") as f:
         f.seek(offset)
         for line in f.read().decode(errors="replace").splitlines():
             with contextlib.suppress(IndexError, ValueError):
-                moments.append(float(line.split()[-1]))
+                moment = float(line.split()[-1])
+                if moment >= times["began_at"]:
+                    moments.append(moment)
     if not moments:
         return {"to_first_answer_s": None, "after_last_answer_s": None}
     return {

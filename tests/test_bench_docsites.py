@@ -79,3 +79,22 @@ def test_the_memory_of_a_run_is_its_whole_process_tree() -> None:
     assert run.returncode == 0
     assert tree.pss_mb > 60 + 40  # the parent's 60 MB and the child's 40 MB, each once
     assert tree.rss_mb > tree.pss_mb + 40  # the 60 MB shared after the fork, twice
+
+
+def test_the_fixed_costs_at_either_end_leave_out_answers_logged_before_the_run(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The tool before (the floor's crawl) had its answers flushed to the log after the
+    next run had read the log's size: they are not that run's first answers."""
+    log = tmp_path / "access.log"
+    log.write_text(
+        "18091 GET 200 /earlier.html 1000.100\n"  # the run before's, flushed late
+        "18091 GET 200 / 1000.520\n"
+        "18091 GET 404 /gone.html 1002.250\n"
+    )
+    monkeypatch.setattr(run_peers.serve, "ACCESS_LOG", log)
+    monkeypatch.setattr(run_peers, "LOG_FLUSH_S", 0)
+
+    times = run_peers.quick_start({"began_at": 1000.5, "ended_at": 1002.75}, 0)
+
+    assert times == {"to_first_answer_s": 0.02, "after_last_answer_s": 0.5}
