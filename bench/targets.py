@@ -94,7 +94,9 @@ def targets(
 def _figure(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
-    return f"{value:.2f}x" if unit == "x" else f"{value:.2f} {unit}"
+    if unit == "x":
+        return f"{value:.2f}x"
+    return f"{value:.1f} {unit}" if unit == "MB" else f"{value:.2f} {unit}"
 
 
 def table(found: Sequence[Target]) -> str:

@@ -89,3 +89,8 @@ def test_the_benchmark_runs_linkpatrol_without_anchors_kept_to_the_site() -> Non
         at = spec["cmd"].index("--include")
         assert spec["cmd"][at + 1] == r"^http://127\.0\.0\.1:18091/"
     assert plain["cmd"] == [part for part in checked["cmd"] if part != "--check-anchors"]
+
+
+def test_memory_is_shown_in_megabytes_to_a_tenth() -> None:
+    row = goals.table([Target("git", 5, "tree peak, PSS", 62.46, 120.0, "MB")]).splitlines()[2]
+    assert "| 62.5 MB | 120.0 MB | yes | — | — |" in row
