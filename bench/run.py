@@ -9,7 +9,8 @@ npm), ``gen_site.py`` writes a site with planted broken links, ``serve.py`` serv
 nginx on 127.0.0.1, ``run_peers.py`` runs each tool under ``/usr/bin/time -v`` and scores
 it. This script adds linkpatrol's ratios to each
 peer and the cost of a second run over the same memory (``--recheck-good 1d``, and a
-plain run that sends only conditional requests), and writes a Markdown table.
+plain run that sends only conditional requests), runs the floor (``floor.py``), judges the
+targets set for linkpatrol's speed and memory (``targets.py``), and writes a Markdown table.
 Not part of the test suite: it takes minutes and needs nginx and the peers.
 """
 
@@ -31,7 +32,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import gen_site, install_peers, run_peers, serve  # noqa: E402
+from bench import floor, gen_site, install_peers, run_peers, serve  # noqa: E402
+from bench import targets as goals  # noqa: E402
 
 ACCESS_LOG = serve.ACCESS_LOG
 PEERS = ["linklint", "linkinator", "linkchecker", "checklink", "blc", "wget2"]
@@ -148,6 +150,32 @@ def second_runs(site_dir: Path, start: str, reps: int) -> list[dict]:
     return rows
 
 
+def floor_walls(site_dir: Path, start: str, reps: int) -> list[float]:
+    """The floor's wall time on the site in ``reps`` rounds (``floor.py``, two parse
+    processes, every URL requested as the tools request them)."""
+    started = run_peers.ensure_server(site_dir)
+    try:
+        return [floor.one_round(start, 2, "libxml2")[0] for _ in range(reps)]
+    finally:
+        if started:
+            serve.stop()
+
+
+def target_lines(records: list[dict], floors: list[float]) -> list[str]:
+    """The targets of the tools' runs (``targets.py``), judged from the medians."""
+    runs: dict[str, list[goals.Run]] = {}
+    for record in records:
+        run = goals.Run(record["wall_s"], record.get("tree_pss_mb"))
+        runs.setdefault(record["tool"], []).append(run)
+    return [
+        "",
+        f"The targets (medians; the floor: `floor.py`, two parse processes, {len(floors)} "
+        "rounds after the tools'):",
+        "",
+        goals.table(goals.targets({"generated": runs}, {"generated": floors})),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2000)
@@ -192,6 +220,7 @@ def main() -> int:
     runs = median_runs(records)
     rounds = round_ratios(records)
     second = second_runs(site_dir, truth["start_url"], max(1, args.reps))
+    floors = floor_walls(site_dir, truth["start_url"], max(1, args.reps))
 
     build = subprocess.run(
         [linkpatrol_command(), "--version"], capture_output=True, text=True, check=True
@@ -226,6 +255,7 @@ def main() -> int:
                         f"median {statistics.median(each):.2f}x)"
                     )
                 lines.append(line)
+    lines += target_lines(records, floors)
     lines += [
         "",
         "Second run over the same memory (nothing changed on the site):",

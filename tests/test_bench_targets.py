@@ -94,3 +94,24 @@ def test_the_benchmark_runs_linkpatrol_without_anchors_kept_to_the_site() -> Non
 def test_memory_is_shown_in_megabytes_to_a_tenth() -> None:
     row = goals.table([Target("git", 5, "tree peak, PSS", 62.46, 120.0, "MB")]).splitlines()[2]
     assert "| 62.5 MB | 120.0 MB | yes | — | — |" in row
+
+
+def test_the_generated_site_is_judged_from_every_round_of_every_tool() -> None:
+    from bench import run
+
+    records = [
+        {"tool": "linkpatrol", "wall_s": w, "tree_pss_mb": m}
+        for w, m in ((1.63, 60.1), (1.66, 60.5), (1.70, 59.9))
+    ]
+    records += [{"tool": "linklint", "wall_s": w} for w in (1.81, 1.79, 1.85)]
+    records += [{"tool": "wget2", "wall_s": w, "tree_pss_mb": 9.0} for w in (0.19, 0.2, 0.18)]
+
+    lines = run.target_lines(records, [0.56, 0.55, 0.6])
+
+    rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| generated |")]
+    assert rows == [
+        "| generated | 5 | half the faster peer | 1.66 s | 0.91 s | no | 0.56 s | yes |",
+        "| generated | 5 | 4 times wget2 --spider | 1.66 s | 0.76 s | no | 0.56 s | yes |",
+        "| generated | 5 | tree peak, PSS | 60.1 MB | 120.0 MB | yes | — | — |",
+    ]
+    assert "3 rounds after the tools'" in lines[1]
