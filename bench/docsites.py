@@ -3,7 +3,7 @@
 
     python bench/docsites.py [--sites postgresql,python,libstdc++,git]
                              [--tools linkpatrol,linklint] [--reps 1] [--no-install]
-                             [--targets]
+                             [--targets] [--out bench/RESULTS.md]
 
 Installs the documentation packages that are missing with apt (postgresql-doc-15,
 python3.11-doc, libstdc++-12-doc, git-doc), serves each manual's folder with one nginx on
@@ -22,7 +22,8 @@ shared by a forked process once). With ``--targets`` it runs linkpatrol with and
 ``--check-anchors``, linklint, linkinator and wget2, and the floor (``floor.py
 --site-only``, 2 parse processes) after them, and ends with a table of the targets set
 for linkpatrol's speed and memory (``targets.py``): each met or not, and whether the floor
-itself is within it. Not part of the test suite.
+itself is within it. The tables are printed, and added to ``bench/RESULTS.md`` as its
+newest section (``--out FILE``; ``--out -``: printed only). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import argparse
 import os
 import re
 import sys
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +44,7 @@ import lxml.html
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench import floor, install_peers, run_peers, serve  # noqa: E402
+from bench import floor, install_peers, results, run_peers, serve  # noqa: E402
 from bench import targets as goals  # noqa: E402
 
 FIRST_PORT = 18091
@@ -216,6 +218,55 @@ def install(manuals: list[Manual], tools: list[str]) -> None:
     install_peers.install([t for t in tools if not t.startswith("linkpatrol")])
 
 
+def command_of(argv: list[str]) -> str:
+    """The command as the results file shows it: without where it was written, which
+    says nothing of what was measured."""
+    shown = [a for a in argv if not a.startswith("--out=")]
+    if "--out" in shown:
+        at = shown.index("--out")
+        del shown[at : at + 2]
+    return " ".join(["python bench/docsites.py", *shown])
+
+
+def section(rows: list[tuple], summaries: list[str], targets: str | None, command: str) -> str:
+    """The run's figures as a section of the results file: what each manual's files say,
+    every tool's run on every manual, and the targets judged where they were asked for."""
+    lines = [
+        f"## Real documentation sites (`{command}`)",
+        "",
+        f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores; runs in {run_peers.RUNS}/docs-*.",
+        "",
+        *(f"- {summary}" for summary in summaries),
+        "",
+        "| manual | tool | wall s | wall / linkpatrol's | CPU s | to first answer s "
+        "| after last answer s | missing links found | false link reports "
+        "| missing anchors found | false anchor reports | tree peak MB, RSS / PSS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    ours: dict[tuple[str, int], float] = {
+        (row[0], row[2]): row[3] for row in rows if row[1] == "linkpatrol"
+    }
+    for name, tool, rep, wall, times, truth, score in rows:
+        cpu = round(times["user_s"] + times["sys_s"], 2)
+        our_wall = ours.get((name, rep))
+        ratio = f"{wall / our_wall:.2f}" if our_wall else "—"
+        lines.append(
+            f"| {name} | {tool} | {wall} | {ratio} | {cpu} | {times['to_first_answer_s']} "
+            f"| {times['after_last_answer_s']} | {score['found']}/{len(truth.missing)} "
+            f"| {score['false']} | {score['anchors found']}/{len(truth.missing_anchors)} "
+            f"| {score['false anchors']} | {times['tree_rss_mb']} / {times['tree_pss_mb']} |"
+        )
+    if targets is not None:
+        reps = max((row[2] for row in rows), default=0)
+        lines += [
+            "",
+            f"The targets (medians of {reps}; the floor: `floor.py --site-only`):",
+            "",
+            targets,
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--sites", default=",".join(MANUALS), help="comma-separated")
@@ -223,6 +274,12 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=1200)
     ap.add_argument("--no-install", action="store_true")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=results.FILE,
+        help="the results file the tables are added to, newest first ('-': none)",
+    )
     ap.add_argument(
         "--targets",
         action="store_true",
@@ -245,18 +302,19 @@ def main() -> int:
     except serve.ServeError as error:
         sys.exit(str(error))
     rows = []
+    summaries: list[str] = []
     runs: dict[str, dict[str, list[goals.Run]]] = {}
     floors: dict[str, list[float]] = {}
     try:
         for m in manuals:
             base = f"http://127.0.0.1:{ports[m.name]}"
             truth = truth_of(m.folder, base)
-            print(
+            summaries.append(
                 f"{m.name}: {truth.pages} pages, {len(truth.links)} links to the site, "
                 f"{len(truth.missing)} missing; {len(truth.anchors)} with a fragment, "
-                f"{len(truth.missing_anchors)} naming no anchor",
-                flush=True,
+                f"{len(truth.missing_anchors)} naming no anchor"
             )
+            print(summaries[-1], flush=True)
             for rep in range(1, args.reps + 1):
                 for tool in tools:
                     spec = tool_spec(tool, base + "/")
@@ -277,30 +335,12 @@ def main() -> int:
                     print(f"   the floor: wall {wall:.2f} s", flush=True)
     finally:
         serve.stop()
-    print()
-    print(
-        "| manual | tool | wall s | wall / linkpatrol's | CPU s | to first answer s "
-        "| after last answer s | missing links found | false link reports "
-        "| missing anchors found | false anchor reports | tree peak MB, RSS / PSS |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    ours: dict[tuple[str, int], float] = {
-        (row[0], row[2]): row[3] for row in rows if row[1] == "linkpatrol"
-    }
-    for name, tool, rep, wall, times, truth, score in rows:
-        cpu = round(times["user_s"] + times["sys_s"], 2)
-        our_wall = ours.get((name, rep))
-        ratio = f"{wall / our_wall:.2f}" if our_wall else "—"
-        print(
-            f"| {name} | {tool} | {wall} | {ratio} | {cpu} | {times['to_first_answer_s']} "
-            f"| {times['after_last_answer_s']} | {score['found']}/{len(truth.missing)} "
-            f"| {score['false']} | {score['anchors found']}/{len(truth.missing_anchors)} "
-            f"| {score['false anchors']} | {times['tree_rss_mb']} / {times['tree_pss_mb']} |"
-        )
-    print(f"\n{os.cpu_count()} cores; runs in {run_peers.RUNS}/docs-*")
-    if args.targets:
-        print(f"\nThe targets (medians of {args.reps}; the floor: floor.py --site-only):\n")
-        print(goals.table(goals.targets(runs, floors)))
+    judged = goals.table(goals.targets(runs, floors)) if args.targets else None
+    text = section(rows, summaries, judged, command_of(sys.argv[1:]))
+    print("\n" + text)
+    if str(args.out) != "-":
+        results.record(args.out, text)
+        print(f"recorded in {args.out}")
     return 0
 
 

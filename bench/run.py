@@ -10,7 +10,8 @@ nginx on 127.0.0.1, ``run_peers.py`` runs each tool under ``/usr/bin/time -v`` a
 it. This script adds linkpatrol's ratios to each
 peer and the cost of a second run over the same memory (``--recheck-good 1d``, and a
 plain run that sends only conditional requests), runs the floor (``floor.py``), judges the
-targets set for linkpatrol's speed and memory (``targets.py``), and writes a Markdown table.
+targets set for linkpatrol's speed and memory (``targets.py``), and writes its Markdown
+tables as the head of ``bench/RESULTS.md`` (``--out``), keeping the sections below it.
 Not part of the test suite: it takes minutes and needs nginx and the peers.
 """
 
@@ -32,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import floor, gen_site, install_peers, run_peers, serve  # noqa: E402
+from bench import floor, gen_site, install_peers, results, run_peers, serve  # noqa: E402
 from bench import targets as goals  # noqa: E402
 
 ACCESS_LOG = serve.ACCESS_LOG
@@ -56,9 +57,9 @@ def linkpatrol_command() -> str:
     return found
 
 
-def load_runs(results: Path, label: str) -> list[dict]:
+def load_runs(where: Path, label: str) -> list[dict]:
     """Every run's record, as run_peers.py wrote it."""
-    return [json.loads(file.read_text()) for file in sorted((results / label).glob("*.json"))]
+    return [json.loads(file.read_text()) for file in sorted((where / label).glob("*.json"))]
 
 
 def median_runs(records: list[dict]) -> dict[str, dict]:
@@ -170,7 +171,7 @@ def target_lines(records: list[dict], floors: list[float]) -> list[str]:
     return [
         "",
         f"The targets (medians; the floor: `floor.py`, two parse processes, {len(floors)} "
-        "rounds after the tools'):",
+        f"round{'s' if len(floors) != 1 else ''} after the tools'):",
         "",
         goals.table(goals.targets({"generated": runs}, {"generated": floors})),
     ]
@@ -182,7 +183,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--tools", default="linkpatrol,linklint,linkinator,linkchecker,wget2")
     parser.add_argument("--no-install", action="store_true", help="peers are installed already")
-    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--out", type=Path, default=results.FILE)
     args = parser.parse_args()
 
     tools = args.tools.split(",")
@@ -200,8 +201,8 @@ def main() -> int:
         generate += ["--site-port", str(serve.SITE_PORT), "--ext-port", str(serve.EXT_PORT)]
         sh(sys.executable, *generate, "--dead-port", str(serve.DEAD_PORT))
     truth = json.loads((site_dir / "truth.json").read_text())
-    results = Path(tempfile.mkdtemp(prefix="lp-bench-results-"))
-    env = dict(os.environ, LINKPATROL=linkpatrol_command(), BENCH_RESULTS=str(results))
+    records_dir = Path(tempfile.mkdtemp(prefix="lp-bench-results-"))
+    env = dict(os.environ, LINKPATROL=linkpatrol_command(), BENCH_RESULTS=str(records_dir))
     sh(
         sys.executable,
         HERE / "run_peers.py",
@@ -213,10 +214,10 @@ def main() -> int:
         "--reps",
         str(args.reps),
         "--results",
-        results,
+        records_dir,
         env=env,
     )
-    records = load_runs(results, str(truth["counts"]["html_pages"]))
+    records = load_runs(records_dir, str(truth["counts"]["html_pages"]))
     runs = median_runs(records)
     rounds = round_ratios(records)
     second = second_runs(site_dir, truth["start_url"], max(1, args.reps))
@@ -276,7 +277,7 @@ def main() -> int:
             f"{sum(row['server'].values())} | {detail} |"
         )
     text = "\n".join(lines) + "\n"
-    args.out.write_text(text)
+    results.record(args.out, text, head=True)  # the sections below it are kept
     print(text)
     return 0
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench import docsites, run_peers
 
 BASE = "http://127.0.0.1:18091"
@@ -98,3 +100,45 @@ def test_the_fixed_costs_at_either_end_leave_out_answers_logged_before_the_run(
     times = run_peers.quick_start({"began_at": 1000.5, "ended_at": 1002.75}, 0)
 
     assert times == {"to_first_answer_s": 0.02, "after_last_answer_s": 0.5}
+
+
+def test_a_run_is_recorded_as_a_section_with_its_command_and_targets() -> None:
+    truth = docsites.Truth(missing={f"{BASE}/gone.html"}, missing_anchors=set())
+    times = {
+        "user_s": 0.4,
+        "sys_s": 0.1,
+        "to_first_answer_s": 0.17,
+        "after_last_answer_s": 0.03,
+        "tree_rss_mb": 116.0,
+        "tree_pss_mb": 63.0,
+    }
+    score = {"found": 1, "false": 0, "anchors found": 0, "false anchors": 0}
+    rows = [("git", "linkpatrol", 1, 0.42, times, truth, score)]
+    rows.append(("git", "linklint", 1, 0.28, times, truth, score))
+
+    text = docsites.section(
+        rows, ["git: 218 pages"], "| site | point |", "python bench/docsites.py --sites git"
+    )
+
+    assert text.startswith("## Real documentation sites (`python bench/docsites.py --sites git`)")
+    assert "- git: 218 pages" in text
+    assert "| git | linkpatrol | 0.42 | 1.00 | 0.5 | 0.17 | 0.03 | 1/1 | 0 | 0/0 | 0 |" in text
+    assert "| git | linklint | 0.28 | 0.67 |" in text
+    assert text.rstrip().endswith(
+        "The targets (medians of 1; the floor: `floor.py --site-only`):\n\n| site | point |"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        ([], "python bench/docsites.py"),
+        (
+            ["--targets", "--out", "/tmp/r.md", "--reps", "3"],
+            "python bench/docsites.py --targets --reps 3",
+        ),
+        (["--out=-", "--sites", "git"], "python bench/docsites.py --sites git"),
+    ],
+)
+def test_the_recorded_command_leaves_out_where_it_was_written(argv, shown) -> None:
+    assert docsites.command_of(argv) == shown
