@@ -84,7 +84,7 @@ def test_the_memory_of_a_run_is_its_whole_process_tree() -> None:
 
 
 def test_the_fixed_costs_at_either_end_leave_out_answers_logged_before_the_run(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tool before (the floor's crawl) had its answers flushed to the log after the
     next run had read the log's size: they are not that run's first answers."""
@@ -140,5 +140,5 @@ def test_a_run_is_recorded_as_a_section_with_its_command_and_targets() -> None:
         (["--out=-", "--sites", "git"], "python bench/docsites.py --sites git"),
     ],
 )
-def test_the_recorded_command_leaves_out_where_it_was_written(argv, shown) -> None:
+def test_the_recorded_command_leaves_out_where_it_was_written(argv: list[str], shown: str) -> None:
     assert docsites.command_of(argv) == shown

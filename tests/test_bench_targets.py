@@ -10,7 +10,9 @@ from bench import targets as goals
 from bench.targets import Run, Target
 
 
-def judged(runs: dict[str, dict[str, list[Run]]], floors: dict[str, list[float]]) -> dict:
+def judged(
+    runs: dict[str, dict[str, list[Run]]], floors: dict[str, list[float]]
+) -> dict[tuple[str, int, str], tuple[float, float, bool, bool | None]]:
     return {
         (t.site, t.point, t.what): (round(t.value, 3), round(t.limit, 3), t.met, t.reachable)
         for t in goals.targets(runs, floors)
@@ -68,7 +70,9 @@ def test_only_what_was_measured_is_judged() -> None:
         (0.9, 1.0, 1.2, True, "no: the limit is below the floor"),
     ],
 )
-def test_the_table_says_met_and_within_reach(value, limit, floor, met, reach) -> None:
+def test_the_table_says_met_and_within_reach(
+    value: float, limit: float, floor: float | None, met: bool, reach: str
+) -> None:
     target = Target("git", 5, "half the faster peer", value, limit, "s", floor)
     assert target.met is met
     row = goals.table([target]).splitlines()[2]
