@@ -1058,7 +1058,7 @@ def _finished(collector: _Collector, encoding: str, low: bytes) -> Page:
 # (44 MB for the biggest page of libstdc++'s manual, 3.7 MB), more than all else a parse
 # worker holds. The walk reads the same elements, in the same order, as of the tree. From
 # 512 KiB rather than 1 MiB: libstdc++'s 13 pages between the two take 0.16 s more CPU
-# read so (0.49 s against 0.33), and its crawl's process tree peaks 8 to 16 MB lower.
+# read so (0.49 s against 0.33), and its crawl's process tree peaks about 8 MB lower.
 STREAM_FROM = 1 << 19
 
 
