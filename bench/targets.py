@@ -10,8 +10,9 @@ libraries, however little it does. Plain data in, plain data out: ``docsites.py
 
 from __future__ import annotations
 
+import functools
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 # the link checkers linkpatrol is to take half the time of (the faster of them)
@@ -56,9 +57,14 @@ class Target:
         return None if self.floor is None else self.floor <= self.limit
 
 
-def median(runs: Sequence[Run], field: str = "wall") -> float | None:
-    values = [getattr(r, field) for r in runs if getattr(r, field) is not None]
-    return statistics.median(values) if values else None
+def median(values: Iterable[float | None]) -> float | None:
+    """The median of the figures measured (None: not measured); None if there are none."""
+    kept = [v for v in values if v is not None]
+    return statistics.median(kept) if kept else None
+
+
+def _wall(tools: Mapping[str, Sequence[Run]], tool: str) -> float | None:
+    return median(r.wall for r in tools.get(tool, ()))
 
 
 def targets(
@@ -68,25 +74,26 @@ def targets(
     site by site; the floor's walls (site -> runs) where it was measured."""
     found: list[Target] = []
     for site, tools in runs.items():
-        ours = median(tools.get("linkpatrol", ()))
+        wall = functools.partial(_wall, tools)
+        ours = wall("linkpatrol")
         if ours is None:
             continue
-        floor = median([Run(w) for w in floors.get(site, ())])
-        plain = median(tools.get(WITHOUT_ANCHORS, ()))
+        floor = median(floors.get(site, ()))
+        plain = wall(WITHOUT_ANCHORS)
         if plain:
             found.append(
                 Target(site, 2, "--check-anchors over without", ours / plain, ANCHORS_COST, "x")
             )
-        if site in SMALL and (peer := median(tools.get("linklint", ()))) is not None:
+        if site in SMALL and (peer := wall("linklint")) is not None:
             found.append(Target(site, 3, "no slower than linklint", ours, peer, "s", floor))
-        peers = [w for p in PEERS if (w := median(tools.get(p, ()))) is not None]
+        peers = [w for p in PEERS if (w := wall(p)) is not None]
         if peers:
             limit = PEER_SHARE * min(peers)
             found.append(Target(site, 5, "half the faster peer", ours, limit, "s", floor))
-        if (fetch := median(tools.get(FETCH, ()))) is not None:
+        if (fetch := wall(FETCH)) is not None:
             limit = FETCH_TIMES * fetch
             found.append(Target(site, 5, "4 times wget2 --spider", ours, limit, "s", floor))
-        if (pss := median(tools.get("linkpatrol", ()), "pss_mb")) is not None:
+        if (pss := median(r.pss_mb for r in tools.get("linkpatrol", ()))) is not None:
             found.append(Target(site, 5, "tree peak, PSS", pss, MEMORY_MB, "MB"))
     return found
 
