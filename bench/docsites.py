@@ -327,7 +327,7 @@ def main() -> int:
                     score = scored(parsed["reported"], truth, base)
                     rows.append((m.name, tool, rep, round(wall, 2), times, truth, score))
                     print(f"   wall {wall:.2f} s  {score}  exit {times['exit']}", flush=True)
-                    run = goals.Run(wall, times["tree_pss_mb"])
+                    run = goals.Run(wall, times["tree_pss_mb"], run_peers.ends_of(times))
                     runs.setdefault(m.name, {}).setdefault(tool, []).append(run)
                 if args.targets:
                     wall = floor.one_round(base + "/", 2, "libxml2", site_only=True)[0]

@@ -166,7 +166,7 @@ def target_lines(records: list[dict], floors: list[float]) -> list[str]:
     """The targets of the tools' runs (``targets.py``), judged from the medians."""
     runs: dict[str, list[goals.Run]] = {}
     for record in records:
-        run = goals.Run(record["wall_s"], record.get("tree_pss_mb"))
+        run = goals.Run(record["wall_s"], record.get("tree_pss_mb"), run_peers.ends_of(record))
         runs.setdefault(record["tool"], []).append(run)
     return [
         "",

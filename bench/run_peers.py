@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag
@@ -554,6 +554,13 @@ def quick_start(times: dict[str, Any], offset: int) -> dict[str, float | None]:
         "to_first_answer_s": round(min(moments) - times["began_at"], 3),
         "after_last_answer_s": round(times["ended_at"] - max(moments), 3),
     }
+
+
+def ends_of(times: Mapping[str, Any]) -> float | None:
+    """A run's fixed costs at either end: the seconds before the server's first answer and
+    after its last (None where either was not measured)."""
+    first, last = times.get("to_first_answer_s"), times.get("after_last_answer_s")
+    return None if first is None or last is None else round(first + last, 3)
 
 
 def cmd_run(a: argparse.Namespace) -> None:

@@ -4,7 +4,9 @@ built on linkpatrol's libraries takes on the same site).
 
 A target is *met* when linkpatrol's figure is within its limit, and *reachable* when the
 floor's own time is: a limit below the floor is out of reach of any crawler on these
-libraries, however little it does. Plain data in, plain data out: ``docsites.py
+libraries, however little it does. Beside a time target stand linkpatrol's fixed costs at
+either end (from its start to the server's first answer, and from the last answer to its
+exit): what of its time is not the crawl. Plain data in, plain data out: ``docsites.py
 --targets`` measures, this module judges and prints.
 """
 
@@ -31,10 +33,12 @@ FETCH_TIMES = 4.0  # wget2 --spider's wall time
 
 @dataclass(frozen=True)
 class Run:
-    """One tool's run on one site: its wall time and its process tree's PSS peak."""
+    """One tool's run on one site: its wall time, its process tree's PSS peak, and its
+    fixed costs at either end (before the server's first answer and after its last)."""
 
     wall: float
     pss_mb: float | None = None
+    ends: float | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Target:
     limit: float  # the target's
     unit: str
     floor: float | None = None  # the floor's figure for the same thing, where one applies
+    ends: float | None = None  # of linkpatrol's time, its start and its end
 
     @property
     def met(self) -> bool:
@@ -79,20 +84,21 @@ def targets(
         if ours is None:
             continue
         floor = median(floors.get(site, ()))
+        ends = median(r.ends for r in tools.get("linkpatrol", ()))
         plain = wall(WITHOUT_ANCHORS)
         if plain:
             found.append(
                 Target(site, 2, "--check-anchors over without", ours / plain, ANCHORS_COST, "x")
             )
         if site in SMALL and (peer := wall("linklint")) is not None:
-            found.append(Target(site, 3, "no slower than linklint", ours, peer, "s", floor))
+            found.append(Target(site, 3, "no slower than linklint", ours, peer, "s", floor, ends))
         peers = [w for p in PEERS if (w := wall(p)) is not None]
         if peers:
             limit = PEER_SHARE * min(peers)
-            found.append(Target(site, 5, "half the faster peer", ours, limit, "s", floor))
+            found.append(Target(site, 5, "half the faster peer", ours, limit, "s", floor, ends))
         if (fetch := wall(FETCH)) is not None:
             limit = FETCH_TIMES * fetch
-            found.append(Target(site, 5, "4 times wget2 --spider", ours, limit, "s", floor))
+            found.append(Target(site, 5, "4 times wget2 --spider", ours, limit, "s", floor, ends))
         if (pss := median(r.pss_mb for r in tools.get("linkpatrol", ()))) is not None:
             found.append(Target(site, 5, "tree peak, PSS", pss, MEMORY_MB, "MB"))
     return found
@@ -110,14 +116,14 @@ def table(found: Sequence[Target]) -> str:
     """The targets as a Markdown table."""
     lines = [
         "| site | point | target | linkpatrol | limit | met | the floor "
-        "| within reach of the floor |",
-        "|---|---:|---|---:|---:|---|---:|---|",
+        "| within reach of the floor | of linkpatrol's time, its start and end |",
+        "|---|---:|---|---:|---:|---|---:|---|---:|",
     ]
     for t in found:
         reach = {None: "—", True: "yes", False: "no: the limit is below the floor"}[t.reachable]
         lines.append(
             f"| {t.site} | {t.point} | {t.what} | {_figure(t.value, t.unit)} "
             f"| {_figure(t.limit, t.unit)} | {'yes' if t.met else 'no'} "
-            f"| {_figure(t.floor, t.unit)} | {reach} |"
+            f"| {_figure(t.floor, t.unit)} | {reach} | {_figure(t.ends, t.unit)} |"
         )
     return "\n".join(lines)

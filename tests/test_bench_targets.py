@@ -97,15 +97,21 @@ def test_the_benchmark_runs_linkpatrol_without_anchors_kept_to_the_site() -> Non
 
 def test_memory_is_shown_in_megabytes_to_a_tenth() -> None:
     row = goals.table([Target("git", 5, "tree peak, PSS", 62.46, 120.0, "MB")]).splitlines()[2]
-    assert "| 62.5 MB | 120.0 MB | yes | — | — |" in row
+    assert "| 62.5 MB | 120.0 MB | yes | — | — | — |" in row
 
 
 def test_the_generated_site_is_judged_from_every_round_of_every_tool() -> None:
     from bench import run
 
     records = [
-        {"tool": "linkpatrol", "wall_s": w, "tree_pss_mb": m}
-        for w, m in ((1.63, 60.1), (1.66, 60.5), (1.70, 59.9))
+        {
+            "tool": "linkpatrol",
+            "wall_s": w,
+            "tree_pss_mb": m,
+            "to_first_answer_s": first,
+            "after_last_answer_s": 0.06,
+        }
+        for w, m, first in ((1.63, 60.1, 0.16), (1.66, 60.5, 0.17), (1.70, 59.9, 0.19))
     ]
     records += [{"tool": "linklint", "wall_s": w} for w in (1.81, 1.79, 1.85)]
     records += [{"tool": "wget2", "wall_s": w, "tree_pss_mb": 9.0} for w in (0.19, 0.2, 0.18)]
@@ -114,8 +120,46 @@ def test_the_generated_site_is_judged_from_every_round_of_every_tool() -> None:
 
     rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| generated |")]
     assert rows == [
-        "| generated | 5 | half the faster peer | 1.66 s | 0.91 s | no | 0.56 s | yes |",
-        "| generated | 5 | 4 times wget2 --spider | 1.66 s | 0.76 s | no | 0.56 s | yes |",
-        "| generated | 5 | tree peak, PSS | 60.1 MB | 120.0 MB | yes | — | — |",
+        "| generated | 5 | half the faster peer | 1.66 s | 0.91 s | no | 0.56 s | yes | 0.23 s |",
+        "| generated | 5 | 4 times wget2 --spider | 1.66 s | 0.76 s | no | 0.56 s | yes | 0.23 s |",
+        "| generated | 5 | tree peak, PSS | 60.1 MB | 120.0 MB | yes | — | — | — |",
     ]
     assert "3 rounds after the tools'" in lines[1]
+
+
+def test_the_time_targets_show_linkpatrols_start_and_end_where_measured() -> None:
+    runs = {
+        "libstdc++": {
+            "linkpatrol": [Run(6.2, 110.0, 1.05), Run(5.9, 112.0, 0.95), Run(6.4, 127.0, None)],
+            "linkinator": [Run(11.3), Run(11.4)],
+        },
+        "git": {"linkpatrol": [Run(0.41)], "linklint": [Run(0.24)]},  # ends not measured
+    }
+    found = {(t.site, t.what): t.ends for t in goals.targets(runs, {})}
+    assert found == {
+        ("libstdc++", "half the faster peer"): 1.0,  # the median of the two measured
+        ("libstdc++", "tree peak, PSS"): None,  # not a time
+        ("git", "no slower than linklint"): None,
+        ("git", "half the faster peer"): None,
+    }
+    rows = goals.table(goals.targets(runs, {})).splitlines()
+    assert rows[0].endswith("| of linkpatrol's time, its start and end |")
+    assert rows[2].endswith("| 1.00 s |")
+    assert rows[3].endswith("| — |")
+
+
+@pytest.mark.parametrize(
+    ("times", "ends"),
+    [
+        ({"to_first_answer_s": 0.172, "after_last_answer_s": 0.801}, 0.973),
+        ({"to_first_answer_s": None, "after_last_answer_s": None}, None),  # the log had none
+        ({"to_first_answer_s": 0.2}, None),
+        ({}, None),  # an older record
+    ],
+)
+def test_a_runs_fixed_costs_are_its_two_ends(
+    times: dict[str, float | None], ends: float | None
+) -> None:
+    from bench import run_peers
+
+    assert run_peers.ends_of(times) == ends
