@@ -1,9 +1,10 @@
 """``bench/RESULTS.md``, newest figures first.
 
 Its head, up to the first ``## `` heading, is the generated site's comparison, which
-each run of ``run.py`` replaces. Every other benchmark that records its figures adds a
-section of its own (a ``## `` heading and what follows) just below the head, above the
-sections recorded before: nothing recorded earlier is lost.
+each run of ``run.py`` replaces; the head it replaces becomes the newest section, its
+title an "earlier run". Every other benchmark that records its figures adds a section of
+its own (a ``## `` heading and what follows) just below the head, above the sections
+recorded before: nothing recorded earlier is lost.
 """
 
 from __future__ import annotations
@@ -28,9 +29,19 @@ def _joined(*parts: str) -> str:
     return "\n\n\n".join(kept) + "\n" if kept else ""
 
 
+def as_section(head: str) -> str:
+    """A head replaced, as the newest of the sections: its ``# `` title made a ``## ``
+    one that says it is an earlier run."""
+    title, _, rest = head.strip("\n").partition("\n")
+    if title.startswith("# "):
+        return f"## An earlier run: {title[2:]}\n{rest}"
+    return f"## An earlier run\n\n{head.strip(chr(10))}"
+
+
 def with_head(text: str, head: str) -> str:
-    """``text`` with its head replaced by ``head``, its sections kept."""
-    return _joined(head, _split(text)[1])
+    """``text`` with ``head`` as its head; the head it had, and every section, kept below."""
+    old, sections = _split(text)
+    return _joined(head, as_section(old) if old.strip() else "", sections)
 
 
 def with_section(text: str, section: str) -> str:

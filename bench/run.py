@@ -11,7 +11,8 @@ it. This script adds linkpatrol's ratios to each
 peer and the cost of a second run over the same memory (``--recheck-good 1d``, and a
 plain run that sends only conditional requests), runs the floor (``floor.py``), judges the
 targets set for linkpatrol's speed and memory (``targets.py``), and writes its Markdown
-tables as the head of ``bench/RESULTS.md`` (``--out``), keeping the sections below it.
+tables as the head of ``bench/RESULTS.md`` (``--out``): the head it replaces becomes the
+newest section, and the sections below it are kept.
 Not part of the test suite: it takes minutes and needs nginx and the peers.
 """
 

@@ -1,6 +1,6 @@
 """``bench/results.py`` keeps ``bench/RESULTS.md`` newest first: ``run.py`` replaces its
-head, every other benchmark adds a section below the head, and nothing recorded earlier
-is lost."""
+head (the old head kept as the newest section), every other benchmark adds a section
+below the head, and nothing recorded earlier is lost."""
 
 from __future__ import annotations
 
@@ -30,21 +30,28 @@ more
 """
 
 
-def test_a_new_head_keeps_every_section_below_it() -> None:
+def test_a_new_head_keeps_the_old_one_and_every_section_below_it() -> None:
     text = results.with_head(OLD, "# Benchmark: 2000-page generated site\n\nnew table\n")
-    assert text.startswith("# Benchmark: 2000-page generated site\n\nnew table\n\n\n")
-    assert "| linkpatrol | 0.9 |" not in text
-    assert text.endswith(
-        "## An older section\n\n### Its own subsection\n\ntext\n\n\n## The oldest section\n\nmore\n"
+    assert text == (
+        "# Benchmark: 2000-page generated site\n\nnew table\n\n\n"
+        "## An earlier run: Benchmark: 2000-page generated site\n\n"
+        "| tool | wall s |\n|---|---:|\n| linkpatrol | 0.9 |\n\n\n"
+        "## An older section\n\n### Its own subsection\n\ntext\n\n\n"
+        "## The oldest section\n\nmore\n"
     )
 
 
-def test_a_section_goes_below_the_head_above_the_older_ones() -> None:
-    text = results.with_section(OLD, "## Real documentation sites\n\nfigures\n")
-    head, newest, older = text.partition("## Real documentation sites\n\nfigures\n")
-    assert newest
-    assert head == OLD[: OLD.index("## An older section")]
-    assert older == "\n\n" + OLD[OLD.index("## An older section") :]
+@pytest.mark.parametrize(
+    ("old", "expected"),
+    [
+        ("", "# New\n\nx\n"),  # no file yet: nothing to keep
+        ("## Only a section\n", "# New\n\nx\n\n\n## Only a section\n"),  # no head
+        ("figures\n", "# New\n\nx\n\n\n## An earlier run\n\nfigures\n"),  # no title
+        ("# Head only\n", "# New\n\nx\n\n\n## An earlier run: Head only\n"),
+    ],
+)
+def test_the_head_replaced_becomes_a_section(old: str, expected: str) -> None:
+    assert results.with_head(old, "# New\n\nx\n") == expected
 
 
 @pytest.mark.parametrize(
@@ -70,4 +77,7 @@ def test_recording_twice_reads_newest_first(tmp_path: Path) -> None:
     results.record(path, "## Monday\n\nm\n")
     results.record(path, "## Tuesday\n\nt\n")
     results.record(path, "# Head\n\nsecond head\n", head=True)
-    assert path.read_text() == ("# Head\n\nsecond head\n\n\n## Tuesday\n\nt\n\n\n## Monday\n\nm\n")
+    assert path.read_text() == (
+        "# Head\n\nsecond head\n\n\n## An earlier run: Head\n\nfirst head\n\n\n"
+        "## Tuesday\n\nt\n\n\n## Monday\n\nm\n"
+    )
