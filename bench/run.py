@@ -9,7 +9,8 @@ npm), ``gen_site.py`` writes a site with planted broken links, ``serve.py`` serv
 nginx on 127.0.0.1, ``run_peers.py`` runs each tool under ``/usr/bin/time -v`` and scores
 it. This script adds linkpatrol's ratios to each
 peer and the cost of a second run over the same memory (``--recheck-good 1d``, and a
-plain run that sends only conditional requests), runs the floor (``floor.py``), judges the
+plain run that sends only conditional requests), has the floor (``floor.py``) run after
+each round of the tools, judges the
 targets set for linkpatrol's speed and memory (``targets.py``), and writes its Markdown
 tables as the head of ``bench/RESULTS.md`` (``--out``): the head it replaces becomes the
 newest section, and the sections below it are kept.
@@ -34,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import floor, gen_site, install_peers, results, run_peers, serve  # noqa: E402
+from bench import gen_site, install_peers, results, run_peers, serve  # noqa: E402
 from bench import targets as goals  # noqa: E402
 
 ACCESS_LOG = serve.ACCESS_LOG
@@ -152,17 +153,6 @@ def second_runs(site_dir: Path, start: str, reps: int) -> list[dict]:
     return rows
 
 
-def floor_walls(site_dir: Path, start: str, reps: int) -> list[float]:
-    """The floor's wall time on the site in ``reps`` rounds (``floor.py``, two parse
-    processes, every URL requested as the tools request them)."""
-    started = run_peers.ensure_server(site_dir)
-    try:
-        return [floor.one_round(start, 2, "libxml2")[0] for _ in range(reps)]
-    finally:
-        if started:
-            serve.stop()
-
-
 def target_lines(records: list[dict], floors: list[float]) -> list[str]:
     """The targets of the tools' runs (``targets.py``), judged from the medians."""
     runs: dict[str, list[goals.Run]] = {}
@@ -172,7 +162,7 @@ def target_lines(records: list[dict], floors: list[float]) -> list[str]:
     return [
         "",
         f"The targets (medians; the floor: `floor.py`, two parse processes, {len(floors)} "
-        f"round{'s' if len(floors) != 1 else ''} after the tools'):",
+        f"round{'s' if len(floors) != 1 else ''}, each after the tools' round):",
         "",
         goals.table(goals.targets({"generated": runs}, {"generated": floors})),
     ]
@@ -216,13 +206,15 @@ def main() -> int:
         str(args.reps),
         "--results",
         records_dir,
+        "--floor",
         env=env,
     )
-    records = load_runs(records_dir, str(truth["counts"]["html_pages"]))
+    label = str(truth["counts"]["html_pages"])
+    records = load_runs(records_dir, label)
+    floors = run_peers.floor_walls(records_dir / label)
     runs = median_runs(records)
     rounds = round_ratios(records)
     second = second_runs(site_dir, truth["start_url"], max(1, args.reps))
-    floors = floor_walls(site_dir, truth["start_url"], max(1, args.reps))
 
     build = subprocess.run(
         [linkpatrol_command(), "--version"], capture_output=True, text=True, check=True

@@ -563,6 +563,30 @@ def ends_of(times: Mapping[str, Any]) -> float | None:
     return None if first is None or last is None else round(first + last, 3)
 
 
+# the floor's rounds, kept apart from the tools' records (report() reads those)
+FLOOR_DIR = "floor"
+FLOOR_WORKERS = 2  # parse processes, as linkpatrol has on two cores
+
+
+def run_floor(start: str, rep: int, results: Path) -> dict[str, Any]:
+    """One round of the floor (``floor.py``: fetch, parse and resolve, nothing else) on
+    the site, its record written under ``results``/floor."""
+    from bench import floor
+
+    wall, cpu, checked, broken = floor.one_round(start, FLOOR_WORKERS, "libxml2")
+    record = dict(tool="floor", rep=rep, wall_s=round(wall, 3), cpu_s=round(cpu, 2))
+    record.update(urls_checked=checked, broken=broken)
+    (results / FLOOR_DIR).mkdir(exist_ok=True)
+    (results / FLOOR_DIR / f"floor-{rep}.json").write_text(json.dumps(record, indent=1))
+    return record
+
+
+def floor_walls(results: Path) -> list[float]:
+    """The wall times of the floor's rounds recorded under ``results``, round by round."""
+    found = [json.loads(f.read_text()) for f in (results / FLOOR_DIR).glob("floor-*.json")]
+    return [r["wall_s"] for r in sorted(found, key=lambda r: r["rep"])]
+
+
 def cmd_run(a: argparse.Namespace) -> None:
     site = a.site.resolve()
     truth = json.loads((site / "truth.json").read_text())
@@ -629,6 +653,12 @@ def cmd_run(a: argparse.Namespace) -> None:
                     f"  exit {tv['exit']}",
                     flush=True,
                 )
+            if a.floor:  # in the same round, under the same load as the tools
+                floor = run_floor(start, rep, results)
+                print(f"   the floor: wall {floor['wall_s']} s  cpu {floor['cpu_s']} s", flush=True)
+                # nginx logs the floor's answers up to a second late: had the next tool's
+                # count started before they reach the log, they would be counted as its own
+                time.sleep(LOG_FLUSH_S)
     finally:
         if started:
             serve.stop()
@@ -750,6 +780,9 @@ def main() -> None:
     r.add_argument("--conc", type=int, default=CONC)
     r.add_argument("--results", type=Path, default=RESULTS)
     r.add_argument("--label", default="", help="results subfolder (default: page count)")
+    r.add_argument(
+        "--floor", action="store_true", help="run the floor (floor.py) after each round's tools"
+    )
     c = sub.add_parser("capacity")
     c.add_argument("--site", type=Path, required=True)
     c.add_argument("--results", type=Path, default=RESULTS)

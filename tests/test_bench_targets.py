@@ -3,6 +3,9 @@ each met or not, and whether the floor itself is within it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from bench import docsites
@@ -124,7 +127,7 @@ def test_the_generated_site_is_judged_from_every_round_of_every_tool() -> None:
         "| generated | 5 | 4 times wget2 --spider | 1.66 s | 0.76 s | no | 0.56 s | yes | 0.23 s |",
         "| generated | 5 | tree peak, PSS | 60.1 MB | 120.0 MB | yes | — | — | — |",
     ]
-    assert "3 rounds after the tools'" in lines[1]
+    assert "3 rounds, each after the tools' round" in lines[1]
 
 
 def test_the_time_targets_show_linkpatrols_start_and_end_where_measured() -> None:
@@ -163,3 +166,34 @@ def test_a_runs_fixed_costs_are_its_two_ends(
     from bench import run_peers
 
     assert run_peers.ends_of(times) == ends
+
+
+def test_the_floor_runs_in_each_round_and_its_walls_are_read_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import floor, run_peers
+
+    asked: list[tuple[str, int, str]] = []
+
+    def one_round(start: str, workers: int, kind: str) -> tuple[float, float, int, int]:
+        asked.append((start, workers, kind))
+        return 0.5 + len(asked) / 100, 0.8, 2675, 31
+
+    monkeypatch.setattr(floor, "one_round", one_round)
+    for rep in (3, 1, 2):  # recorded in any order
+        run_peers.run_floor("http://127.0.0.1:18081/", rep, tmp_path)
+    (tmp_path / "linkpatrol-1.json").write_text('{"tool": "linkpatrol", "wall_s": 1.6}')
+
+    assert asked == [("http://127.0.0.1:18081/", 2, "libxml2")] * 3
+    assert run_peers.floor_walls(tmp_path) == [0.52, 0.53, 0.51]  # rounds 1, 2, 3
+    # kept apart from the tools' records, which report() and run.py read
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["linkpatrol-1.json"]
+    record = json.loads((tmp_path / "floor" / "floor-1.json").read_text())
+    assert record == {
+        "tool": "floor",
+        "rep": 1,
+        "wall_s": 0.52,
+        "cpu_s": 0.8,
+        "urls_checked": 2675,
+        "broken": 31,
+    }
