@@ -35,7 +35,7 @@ def as_section(head: str) -> str:
     title, _, rest = head.strip("\n").partition("\n")
     if title.startswith("# "):
         return f"## An earlier run: {title[2:]}\n{rest}"
-    return f"## An earlier run\n\n{head.strip(chr(10))}"
+    return "## An earlier run\n\n" + head.strip("\n")
 
 
 def with_head(text: str, head: str) -> str:

@@ -574,8 +574,14 @@ def run_floor(start: str, rep: int, results: Path) -> dict[str, Any]:
     from bench import floor
 
     wall, cpu, checked, broken = floor.one_round(start, FLOOR_WORKERS, "libxml2")
-    record = dict(tool="floor", rep=rep, wall_s=round(wall, 3), cpu_s=round(cpu, 2))
-    record.update(urls_checked=checked, broken=broken)
+    record = {
+        "tool": "floor",
+        "rep": rep,
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 2),
+        "urls_checked": checked,
+        "broken": broken,
+    }
     (results / FLOOR_DIR).mkdir(exist_ok=True)
     (results / FLOOR_DIR / f"floor-{rep}.json").write_text(json.dumps(record, indent=1))
     return record
