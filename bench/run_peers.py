@@ -433,18 +433,28 @@ def error_lines(offset: int) -> int:
         return 0
 
 
-def server_counts(offset: int) -> dict[str, int]:
-    """Requests nginx logged since ``offset``, by port and method."""
+def server_counts(offset: int, since: float = 0.0) -> dict[str, int]:
+    """Requests nginx logged since ``offset``, by port and method; of those, only the ones
+    answered from the moment ``since`` on (an answer logged late is another run's)."""
     time.sleep(LOG_FLUSH_S)
     counts: dict[str, int] = {}
     with serve.ACCESS_LOG.open("rb") as f:
         f.seek(offset)
         for line in f.read().decode(errors="replace").splitlines():
             parts = line.split()
-            if len(parts) >= 3:
+            if len(parts) >= 3 and _answered(parts) >= since:
                 key = f"{parts[0]} {parts[1]}"
                 counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def _answered(parts: list[str]) -> float:
+    """The moment a log line's answer was sent (its last field); a line without one counts
+    as sent at any moment."""
+    try:
+        return float(parts[-1])
+    except ValueError:
+        return float("inf")
 
 
 def version_of(spec: dict[str, Any]) -> str:
@@ -616,7 +626,7 @@ def cmd_run(a: argparse.Namespace) -> None:
                 work, tv, wall = run_one(t, spec, rep, label, a.timeout)
                 tv["time_v_wall_s"] = tv["wall_s"]
                 tv["wall_s"] = round(wall, 3)  # GNU time rounds to 10 ms
-                srv = server_counts(offset)
+                srv = server_counts(offset, tv["began_at"])
                 ends = quick_start(tv, offset)
                 srv_err = error_lines(error_offset)
                 parsed = PARSERS[spec["parse"]](work, start)
@@ -662,9 +672,6 @@ def cmd_run(a: argparse.Namespace) -> None:
             if a.floor:  # in the same round, under the same load as the tools
                 floor = run_floor(start, rep, results)
                 print(f"   the floor: wall {floor['wall_s']} s  cpu {floor['cpu_s']} s", flush=True)
-                # nginx logs the floor's answers up to a second late: had the next tool's
-                # count started before they reach the log, they would be counted as its own
-                time.sleep(LOG_FLUSH_S)
     finally:
         if started:
             serve.stop()

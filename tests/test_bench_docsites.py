@@ -102,6 +102,29 @@ def test_the_fixed_costs_at_either_end_leave_out_answers_logged_before_the_run(
     assert times == {"to_first_answer_s": 0.02, "after_last_answer_s": 0.5}
 
 
+def test_the_requests_counted_leave_out_answers_logged_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The floor's crawl, just before, had its answers flushed to the log after the next
+    tool's run had read the log's size: they are not that tool's requests."""
+    log = tmp_path / "access.log"
+    log.write_text(
+        "18081 GET 200 /earlier.html 1000.100\n"  # the run before's, flushed late
+        "18081 HEAD 200 / 1000.520\n"
+        "18081 GET 404 /gone.html 1002.250\n"
+        "18082 GET 200 /far.html 1002.300\n"
+    )
+    monkeypatch.setattr(run_peers.serve, "ACCESS_LOG", log)
+    monkeypatch.setattr(run_peers, "LOG_FLUSH_S", 0)
+
+    assert run_peers.server_counts(0, since=1000.5) == {
+        "18081 HEAD": 1,
+        "18081 GET": 1,
+        "18082 GET": 1,
+    }
+    assert run_peers.server_counts(0) == {"18081 HEAD": 1, "18081 GET": 2, "18082 GET": 1}
+
+
 def test_a_run_is_recorded_as_a_section_with_its_command_and_targets() -> None:
     truth = docsites.Truth(missing={f"{BASE}/gone.html"}, missing_anchors=set())
     times = {
