@@ -330,7 +330,9 @@ def main() -> int:
                     run = goals.Run(wall, times["tree_pss_mb"], run_peers.ends_of(times))
                     runs.setdefault(m.name, {}).setdefault(tool, []).append(run)
                 if args.targets:
-                    wall = floor.one_round(base + "/", 2, "libxml2", site_only=True)[0]
+                    wall = floor.one_round(
+                        base + "/", run_peers.FLOOR_WORKERS, "libxml2", site_only=True
+                    )[0]
                     floors.setdefault(m.name, []).append(wall)
                     print(f"   the floor: wall {wall:.2f} s", flush=True)
     finally:

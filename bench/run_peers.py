@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -433,28 +435,37 @@ def error_lines(offset: int) -> int:
         return 0
 
 
-def server_counts(offset: int, since: float = 0.0) -> dict[str, int]:
-    """Requests nginx logged since ``offset``, by port and method; of those, only the ones
-    answered from the moment ``since`` on (an answer logged late is another run's)."""
+def logged_answers(offset: int, since: float = 0.0) -> list[tuple[str, float]]:
+    """Each answer nginx logged after ``offset``, once its buffered log is flushed: its
+    port and method, and the moment it was sent (a line without one: any moment). Only
+    the answers sent from ``since`` on: one logged late is another run's."""
     time.sleep(LOG_FLUSH_S)
-    counts: dict[str, int] = {}
+    found: list[tuple[str, float]] = []
     with serve.ACCESS_LOG.open("rb") as f:
         f.seek(offset)
         for line in f.read().decode(errors="replace").splitlines():
             parts = line.split()
-            if len(parts) >= 3 and _answered(parts) >= since:
-                key = f"{parts[0]} {parts[1]}"
-                counts[key] = counts.get(key, 0) + 1
-    return counts
+            if len(parts) >= 3 and (moment := _answered(parts)) >= since:
+                found.append((f"{parts[0]} {parts[1]}", moment))
+    return found
 
 
 def _answered(parts: list[str]) -> float:
-    """The moment a log line's answer was sent (its last field); a line without one counts
-    as sent at any moment."""
     try:
         return float(parts[-1])
     except ValueError:
-        return float("inf")
+        return math.inf
+
+
+def counted(answers: list[tuple[str, float]]) -> dict[str, int]:
+    """The answers by port and method."""
+    return dict(Counter(key for key, _ in answers))
+
+
+def server_counts(offset: int, since: float = 0.0) -> dict[str, int]:
+    """Requests nginx logged after ``offset`` and answered from ``since`` on, by port and
+    method."""
+    return counted(logged_answers(offset, since))
 
 
 def version_of(spec: dict[str, Any]) -> str:
@@ -549,15 +560,12 @@ def quick_start(times: dict[str, Any], offset: int) -> dict[str, float | None]:
     server's last answer to its end (nginx logs each answer's moment, to the
     millisecond, as it is sent): a tool's fixed costs at either end. An answer logged
     before the run began is another's, flushed late to the log."""
-    time.sleep(LOG_FLUSH_S)
-    moments: list[float] = []
-    with serve.ACCESS_LOG.open("rb") as f:
-        f.seek(offset)
-        for line in f.read().decode(errors="replace").splitlines():
-            with contextlib.suppress(IndexError, ValueError):
-                moment = float(line.split()[-1])
-                if moment >= times["began_at"]:
-                    moments.append(moment)
+    return ends_at(times, logged_answers(offset, times["began_at"]))
+
+
+def ends_at(times: dict[str, Any], answers: list[tuple[str, float]]) -> dict[str, float | None]:
+    """:func:`quick_start` of the run's answers."""
+    moments = [moment for _, moment in answers if moment != math.inf]
     if not moments:
         return {"to_first_answer_s": None, "after_last_answer_s": None}
     return {
@@ -626,8 +634,8 @@ def cmd_run(a: argparse.Namespace) -> None:
                 work, tv, wall = run_one(t, spec, rep, label, a.timeout)
                 tv["time_v_wall_s"] = tv["wall_s"]
                 tv["wall_s"] = round(wall, 3)  # GNU time rounds to 10 ms
-                srv = server_counts(offset, tv["began_at"])
-                ends = quick_start(tv, offset)
+                answers = logged_answers(offset, tv["began_at"])  # the log read once
+                srv, ends = counted(answers), ends_at(tv, answers)
                 srv_err = error_lines(error_offset)
                 parsed = PARSERS[spec["parse"]](work, start)
                 sc = score(parsed, truth)
